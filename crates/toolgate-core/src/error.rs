@@ -1,0 +1,28 @@
+//! Typed errors of the core. Every error maps to one stable code of the closed set in SPEC.md.
+
+use thiserror::Error;
+
+/// An error the core reports to its caller. `code()` is the stable `ToolGateError.code`.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum GateError {
+    /// The config or a tool schema is wrong; the message names what and where.
+    #[error("{0}")]
+    Config(String),
+    /// A turn's shape is broken.
+    #[error("{0}")]
+    Payload(String),
+    /// An unknown dialect, or `auto` cannot tell.
+    #[error("{0}")]
+    Dialect(String),
+}
+
+impl GateError {
+    /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            GateError::Config(_) => "E_CONFIG",
+            GateError::Payload(_) => "E_PAYLOAD",
+            GateError::Dialect(_) => "E_DIALECT",
+        }
+    }
+}

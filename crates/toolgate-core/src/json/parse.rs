@@ -1,0 +1,282 @@
+//! Strict JSON parsing of untrusted arguments.
+//!
+//! Guarantees beyond RFC 8259: no duplicate keys (compared after unescaping, so `{"a":1,"\u0061":2}`
+//! is refused), no prototype keys unless allowed (`__proto__`, and `constructor` holding a
+//! `prototype` member), a bounded size and nesting depth, and only finite numbers. A validator and
+//! a tool therefore never see different values, and no JavaScript tool behind the gate can be
+//! prototype-polluted through it.
+
+use std::cell::Cell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+/// Hard ceiling for nesting, below serde_json's own recursion guard, so the configured limit
+/// is always the one that answers.
+pub const MAX_DEPTH_CEILING: usize = 120;
+
+/// Bounds applied to every parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Deepest nesting of arrays and objects (the root object is depth 1).
+    pub max_depth: usize,
+    /// Largest input, in UTF-8 bytes.
+    pub max_bytes: usize,
+    /// Let `__proto__` / `constructor.prototype` keys through as plain data.
+    pub allow_proto_keys: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_depth: 64, max_bytes: 1 << 20, allow_proto_keys: false }
+    }
+}
+
+/// Why a text was refused. Each renders as one model-readable sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// Larger than `max_bytes`.
+    TooLarge { bytes: usize, limit: usize },
+    /// Nested deeper than `max_depth`.
+    TooDeep { limit: usize },
+    /// The same key twice in one object.
+    DuplicateKey { key: String },
+    /// A prototype-polluting key.
+    ProtoKey { key: String },
+    /// A number that is not a finite f64.
+    NonFinite,
+    /// Not valid JSON (including invalid UTF-8), with 1-based position.
+    Syntax { detail: String, line: usize, column: usize },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::TooLarge { bytes, limit } => {
+                write!(f, "the arguments are {bytes} bytes, over the limit of {limit} bytes")
+            }
+            ParseError::TooDeep { limit } => {
+                write!(f, "the arguments are nested deeper than {limit} levels")
+            }
+            ParseError::DuplicateKey { key } => write!(f, "the key {} appears twice in one object", quote(key)),
+            ParseError::ProtoKey { key } => write!(f, "the key {} is not allowed", quote(key)),
+            ParseError::NonFinite => write!(f, "a number is out of range (NaN, Infinity and values beyond 64-bit floats are not allowed)"),
+            ParseError::Syntax { detail, line, column } => {
+                write!(f, "the arguments are not valid JSON ({detail} at line {line}, column {column})")
+            }
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    let mut q = serde_json::to_string(s).unwrap_or_default();
+    if q.len() > 60 {
+        let mut cut = 56;
+        while !q.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        q.truncate(cut);
+        q.push_str("…\"");
+    }
+    q
+}
+
+/// Parses `text` strictly under `limits`.
+pub fn parse_str(text: &str, limits: &Limits) -> Result<Value, ParseError> {
+    parse_slice(text.as_bytes(), limits)
+}
+
+/// Parses UTF-8 bytes strictly under `limits`; invalid UTF-8 is a syntax error.
+pub fn parse_slice(bytes: &[u8], limits: &Limits) -> Result<Value, ParseError> {
+    if bytes.len() > limits.max_bytes {
+        return Err(ParseError::TooLarge { bytes: bytes.len(), limit: limits.max_bytes });
+    }
+    let state = State { limits, failure: Cell::new(None) };
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let seed = ValueSeed { depth: 0, state: &state };
+    let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    match result {
+        Ok(v) => Ok(v),
+        Err(e) => Err(match state.failure.take() {
+            Some(kind) => kind,
+            None => classify(&e),
+        }),
+    }
+}
+
+fn classify(e: &serde_json::Error) -> ParseError {
+    let text = e.to_string();
+    if text.starts_with("number out of range") {
+        return ParseError::NonFinite;
+    }
+    let detail = match text.find(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    ParseError::Syntax { detail, line: e.line(), column: e.column() }
+}
+
+struct State<'a> {
+    limits: &'a Limits,
+    failure: Cell<Option<ParseError>>,
+}
+
+impl State<'_> {
+    fn fail<E: de::Error>(&self, kind: ParseError) -> E {
+        let msg = kind.to_string();
+        self.failure.set(Some(kind));
+        E::custom(msg)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ValueSeed<'s, 'a> {
+    depth: usize,
+    state: &'s State<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        match Number::from_f64(v) {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(self.state.fail(ParseError::NonFinite)),
+        }
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = self.enter()?;
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(v) = seq.next_element_seed(inner)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inner = self.enter()?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !self.state.limits.allow_proto_keys && key == "__proto__" {
+                return Err(self.state.fail(ParseError::ProtoKey { key }));
+            }
+            if out.contains_key(&key) {
+                return Err(self.state.fail(ParseError::DuplicateKey { key }));
+            }
+            let value = map.next_value_seed(inner)?;
+            if !self.state.limits.allow_proto_keys
+                && key == "constructor"
+                && value.as_object().is_some_and(|o| o.contains_key("prototype"))
+            {
+                return Err(self.state.fail(ParseError::ProtoKey { key: "constructor.prototype".into() }));
+            }
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+impl ValueSeed<'_, '_> {
+    fn enter<E: de::Error>(self) -> Result<Self, E> {
+        let depth = self.depth + 1;
+        let limit = self.state.limits.max_depth.min(MAX_DEPTH_CEILING);
+        if depth > limit {
+            return Err(self.state.fail(ParseError::TooDeep { limit }));
+        }
+        Ok(ValueSeed { depth, state: self.state })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(s: &str) -> Result<Value, ParseError> {
+        parse_str(s, &Limits::default())
+    }
+
+    #[test]
+    fn parses_plain_json_in_key_order() {
+        let v = p(r#"{"b":1,"a":[true,null,"x",-2.5]}"#).unwrap();
+        assert_eq!(v, json!({"b":1,"a":[true,null,"x",-2.5]}));
+        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["b", "a"]);
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_even_when_escaped() {
+        assert_eq!(p(r#"{"a":1,"a":2}"#), Err(ParseError::DuplicateKey { key: "a".into() }));
+        assert_eq!(p(r#"{"a":1,"\u0061":2}"#), Err(ParseError::DuplicateKey { key: "a".into() }));
+        assert!(matches!(p(r#"{"x":{"k":1,"k":1}}"#), Err(ParseError::DuplicateKey { .. })));
+    }
+
+    #[test]
+    fn prototype_keys_are_refused_unless_allowed() {
+        assert!(matches!(p(r#"{"__proto__":{"admin":true}}"#), Err(ParseError::ProtoKey { .. })));
+        assert!(matches!(p(r#"{"a":[{"\u005f_proto__":1}]}"#), Err(ParseError::ProtoKey { .. })));
+        assert!(matches!(p(r#"{"constructor":{"prototype":{}}}"#), Err(ParseError::ProtoKey { .. })));
+        assert!(p(r#"{"constructor":"a string is fine"}"#).is_ok());
+        let open = Limits { allow_proto_keys: true, ..Limits::default() };
+        assert!(parse_str(r#"{"__proto__":{"admin":true}}"#, &open).is_ok());
+    }
+
+    #[test]
+    fn depth_and_size_are_bounded() {
+        let deep = "[".repeat(65) + &"]".repeat(65);
+        assert_eq!(p(&deep), Err(ParseError::TooDeep { limit: 64 }));
+        let ok = "[".repeat(64) + &"]".repeat(64);
+        assert!(p(&ok).is_ok());
+        let huge = "[".repeat(100_000);
+        assert!(matches!(p(&huge), Err(ParseError::TooDeep { .. })));
+        let small = Limits { max_bytes: 8, ..Limits::default() };
+        assert_eq!(parse_str(r#"{"a":"long"}"#, &small), Err(ParseError::TooLarge { bytes: 12, limit: 8 }));
+        let unbounded = Limits { max_depth: 10_000, ..Limits::default() };
+        assert_eq!(parse_str(&deep.repeat(2), &unbounded).is_err(), true);
+    }
+
+    #[test]
+    fn non_finite_and_malformed_numbers_are_refused() {
+        assert_eq!(p(r#"{"a":1e400}"#), Err(ParseError::NonFinite));
+        assert!(matches!(p(r#"{"a":NaN}"#), Err(ParseError::Syntax { .. })));
+        assert!(matches!(p(r#"{"a":Infinity}"#), Err(ParseError::Syntax { .. })));
+        assert!(matches!(p(r#"{"a":-}"#), Err(ParseError::Syntax { .. })));
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        match p("{\"query\":\"x\",\"limit\":") {
+            Err(ParseError::Syntax { line, column, .. }) => assert_eq!((line, column), (1, 21)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(p(r#"{"a":1} trailing"#), Err(ParseError::Syntax { .. })));
+        assert!(matches!(parse_slice(b"{\"a\":\"\xff\"}", &Limits::default()), Err(ParseError::Syntax { .. })));
+    }
+}

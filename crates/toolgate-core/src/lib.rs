@@ -1,0 +1,24 @@
+//! toolgate-core: decides, for every tool call an LLM emits, "run it with exactly these
+//! arguments" or "send this back to the model". Pure Rust: no napi, no I/O.
+//!
+//! ```
+//! let gate = toolgate_core::Gate::from_json(r#"{"tools":[{"name":"search","inputSchema":
+//!   {"type":"object","properties":{"limit":{"type":"integer"}},"required":["limit"]}}]}"#).unwrap();
+//! let v = gate.check("search", r#"{"limit":"10"}"#);
+//! assert_eq!(v.outcome, toolgate_core::Outcome::Repaired);
+//! assert_eq!(v.arguments.unwrap()["limit"], 10);
+//! ```
+
+pub mod config;
+pub mod error;
+pub mod gate;
+pub mod json;
+pub mod schema;
+pub mod suggest;
+pub mod verdict;
+
+pub use config::Config;
+pub use error::GateError;
+pub use gate::Gate;
+pub use schema::flag::{Flag, FlagCode};
+pub use verdict::{Outcome, Reason, Verdict};

@@ -1,0 +1,59 @@
+//! Repair flags: one per change the gate made, with where, from and to (SPEC.md coercion matrix).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json::pointer::{to_pointer, Seg};
+
+/// What kind of change was made. The names are the stable `flags[].code` strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum FlagCode {
+    StringToInteger,
+    StringToFloat,
+    StringToBoolean,
+    PrimitiveToString,
+    WrappedScalarInArray,
+    EnumCaseNormalized,
+    EnumFuzzyMatched,
+    PrunedUnknownProperty,
+    InjectedDefaultValue,
+    UnpackedStringifiedJson,
+    PinnedArgument,
+}
+
+/// One change, as reported in a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flag {
+    pub code: FlagCode,
+    /// JSON Pointer of the changed value (`""` is the whole arguments object).
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Value>,
+}
+
+/// A flag while the walk is still unwinding: its path is collected leaf-first, so a clean
+/// call pays nothing for path bookkeeping.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingFlag {
+    pub code: FlagCode,
+    pub segs_rev: Vec<Seg>,
+    pub from: Option<Value>,
+    pub to: Option<Value>,
+}
+
+impl PendingFlag {
+    pub fn finish(mut self) -> Flag {
+        self.segs_rev.reverse();
+        Flag { code: self.code, path: to_pointer(&self.segs_rev), from: self.from, to: self.to }
+    }
+}
+
+/// A problem repair found that the validator cannot see (an integer beyond 64 bits, an
+/// embedded JSON string that is hostile).
+#[derive(Debug, Clone)]
+pub(crate) struct PendingProblem {
+    pub segs_rev: Vec<Seg>,
+    pub text: String,
+}

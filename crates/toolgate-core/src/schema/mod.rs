@@ -1,0 +1,9 @@
+//! Tool schemas: compiled once (validator plus a repair plan), then used for every call.
+
+pub mod coerce;
+pub mod flag;
+pub mod compile;
+pub mod message;
+pub mod types;
+
+pub use compile::CompiledSchema;

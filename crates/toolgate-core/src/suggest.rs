@@ -1,0 +1,63 @@
+//! "Did you mean" for unknown tool names. Names only tools the caller may see.
+
+/// Most tool names listed in one message.
+const MAX_LISTED: usize = 20;
+
+/// The rejection message for a call to an undeclared tool `name`, given the visible tools.
+pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = &'a str>) -> String {
+    let visible: Vec<&str> = visible.collect();
+    let shown = if name.chars().count() > 64 { format!("{}…", name.chars().take(63).collect::<String>()) } else { name.to_string() };
+    let mut out = format!("Unknown tool `{shown}`.");
+    if visible.is_empty() {
+        out.push_str(" No tools are available.");
+        return out;
+    }
+    let close = closest(name, &visible);
+    if !close.is_empty() {
+        let names: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!(" Did you mean {}?", names.join(" or ")));
+    }
+    let mut listed: Vec<String> = visible.iter().take(MAX_LISTED).map(|n| format!("`{n}`")).collect();
+    if visible.len() > MAX_LISTED {
+        listed.push(format!("… ({} more)", visible.len() - MAX_LISTED));
+    }
+    out.push_str(&format!(" Call one of the available tools: {}.", listed.join(", ")));
+    out
+}
+
+/// Up to three names close to `name` (edit distance on lower case, or containment), best first.
+fn closest<'a>(name: &str, visible: &[&'a str]) -> Vec<&'a str> {
+    if name.len() > 256 {
+        return Vec::new();
+    }
+    let lower = name.to_lowercase();
+    let budget = (lower.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = visible
+        .iter()
+        .filter_map(|cand| {
+            let c = cand.to_lowercase();
+            let d = strsim::levenshtein(&lower, &c);
+            let contains = lower.len() >= 3 && (c.contains(&lower) || lower.contains(&c));
+            (d <= budget || contains).then_some((d, *cand))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_closest_visible_names() {
+        let m = unknown_tool_message("serch_db", ["search_db", "read_file", "delete_file"].into_iter());
+        assert!(m.contains("Did you mean `search_db`?"), "{m}");
+        assert!(m.contains("`read_file`"));
+        let m = unknown_tool_message("Search_DB", ["search_db"].into_iter());
+        assert!(m.contains("Did you mean `search_db`?"), "{m}");
+        let m = unknown_tool_message("zzz", ["search_db"].into_iter());
+        assert!(!m.contains("Did you mean"), "{m}");
+        assert!(unknown_tool_message("x", std::iter::empty()).contains("No tools"));
+    }
+}

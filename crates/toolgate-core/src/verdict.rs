@@ -1,0 +1,70 @@
+//! The answer for one call (SPEC.md `Verdict`), as the core produces it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::schema::flag::Flag;
+
+/// What the gate decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Run it with the arguments exactly as sent.
+    Passed,
+    /// Run it with the repaired arguments.
+    Repaired,
+    /// Send the message back to the model.
+    Rejected,
+}
+
+/// Why a call was refused (the closed set of SPEC.md; this core version emits these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    UnknownTool,
+    BadArguments,
+    Invalid,
+}
+
+/// The decision for one call. `arguments` is present iff the call is allowed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// True when the caller's own argument text can be run as it is (passed, nothing
+    /// normalized). Not serialized: the binding answers such verdicts without a payload.
+    #[serde(skip)]
+    pub untouched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    pub flags: Vec<Flag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+}
+
+impl Verdict {
+    /// Whether the call may run (passed or repaired).
+    pub fn allowed(&self) -> bool {
+        matches!(self.outcome, Outcome::Passed | Outcome::Repaired)
+    }
+
+    /// A refusal with its model-readable message.
+    pub fn rejected(reason: Reason, message: String) -> Verdict {
+        Verdict {
+            outcome: Outcome::Rejected,
+            untouched: false,
+            arguments: None,
+            flags: Vec::new(),
+            message: Some(message),
+            reason: Some(reason),
+        }
+    }
+
+    /// Compact JSON of this verdict (the binding's wire format).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            r#"{"outcome":"rejected","flags":[],"reason":"bad_arguments","message":"The arguments could not be processed."}"#.to_string()
+        })
+    }
+}

@@ -1,0 +1,112 @@
+//! Never-rules, strict tools, hostile input and the messages a model gets back.
+
+mod common;
+use common::*;
+use serde_json::json;
+use toolgate_core::Reason;
+
+fn search() -> toolgate_core::Gate {
+    gate_with(json!({"tools":[
+        {"name":"search_db","inputSchema":{"type":"object","properties":{
+            "query":{"type":"string"},"limit":{"type":"integer","minimum":1},
+            "status":{"type":"string","enum":["active","inactive","archived"]}},
+            "required":["query"],"additionalProperties":false}},
+        {"name":"delete_file","destructive":true,"inputSchema":{"type":"object","properties":{
+            "path":{"type":"string"},"force":{"type":"boolean","default":false}},"required":["path"],"additionalProperties":false}},
+        {"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}
+    ]}))
+}
+
+#[test]
+fn no_lossy_truncation_no_guessing_no_invention() {
+    let g = search();
+    for args in [r#"{"query":"x","limit":3.7}"#, r#"{"query":"x","status":"act"}"#, r#"{"limit":5}"#, r#"{"query":"x","limit":null}"#] {
+        let v = g.check("search_db", args);
+        assert_eq!(v.reason, Some(Reason::Invalid), "{args}: {v:?}");
+    }
+}
+
+#[test]
+fn destructive_tools_are_strict() {
+    let g = search();
+    let v = g.check("delete_file", r#"{"path":"a.txt","force":"true"}"#);
+    assert_eq!(v.reason, Some(Reason::Invalid));
+    let v = g.check("delete_file", r#"{"path":"a.txt","extra":1}"#);
+    assert!(v.message.unwrap().contains("`extra`: unknown field"));
+    // not even defaults: the arguments run exactly as sent
+    let v = g.check("delete_file", r#"{"path":"a.txt"}"#);
+    assert!(v.untouched);
+    assert_eq!(v.arguments, Some(json!({"path":"a.txt"})));
+    let v = g.check("delete_file", r#""{\"path\":\"a\"}""#);
+    assert_eq!(v.reason, Some(Reason::BadArguments));
+}
+
+#[test]
+fn rejection_message_is_for_the_model() {
+    let g = search();
+    let v = g.check("search_db", r#"{"limit":"ten","status":"paused","extra":{"x":1}}"#);
+    let m = v.message.unwrap();
+    assert_eq!(
+        m,
+        "Invalid arguments for tool `search_db`:\n\
+         - `limit`: expected integer, got \"ten\".\n\
+         - `status`: must be one of \"active\", \"inactive\", \"archived\"; got \"paused\".\n\
+         - `query`: required field is missing.\n\
+         Fix these arguments and call `search_db` again."
+    );
+    assert!(!m.contains("/properties"), "no schema paths");
+}
+
+#[test]
+fn unknown_tools_get_suggestions() {
+    let g = search();
+    let v = g.check("serch_db", "{}");
+    assert_eq!(v.reason, Some(Reason::UnknownTool));
+    assert!(v.message.unwrap().starts_with("Unknown tool `serch_db`. Did you mean `search_db`?"));
+    // exact names only: case, zero-width characters and homoglyphs are other names
+    for name in ["Search_db", "search_db\u{200b}", "sеarch_db"] {
+        assert_eq!(g.check(name, "{}").reason, Some(Reason::UnknownTool), "{name}");
+    }
+}
+
+#[test]
+fn hostile_inputs_are_bad_arguments() {
+    let g = search();
+    let deep = "{\"query\":".to_string() + &"[".repeat(70) + &"]".repeat(70) + "}";
+    let cases = [
+        r#"{"query":"a","query":"b"}"#.to_string(),
+        r#"{"query":"a","\u0071uery":"b"}"#.to_string(),
+        r#"{"query":"a","__proto__":{"admin":true}}"#.to_string(),
+        r#"{"query":"a","constructor":{"prototype":{"x":1}}}"#.to_string(),
+        r#"{"query":"x","limit":"#.to_string(),
+        r#"{"query":"x","limit":1e999}"#.to_string(),
+        r#"{"query":NaN}"#.to_string(),
+        deep,
+        format!(r#"{{"query":"{}"}}"#, "a".repeat(1 << 20)),
+    ];
+    for args in &cases {
+        let v = g.check("search_db", args);
+        assert_eq!(v.reason, Some(Reason::BadArguments), "{}: {v:?}", &args[..args.len().min(60)]);
+        assert!(v.message.as_ref().unwrap().len() < 400, "bounded message");
+    }
+}
+
+#[test]
+fn integers_beyond_64_bits_are_refused() {
+    let g = search();
+    for big in ["18446744073709551615", "1e20", "-9300000000000000000"] {
+        let v = g.check("search_db", &format!(r#"{{"query":"x","limit":{big}}}"#));
+        assert_eq!(v.reason, Some(Reason::Invalid), "{big}");
+        assert!(v.message.unwrap().contains("out of range"));
+    }
+}
+
+#[test]
+fn limits_are_configurable() {
+    let g = gate_with(json!({"limits":{"maxDepth":3,"maxArgumentBytes":64},"tools":[{"name":"t"}]}));
+    assert_eq!(g.check("t", r#"{"a":[[[1]]]}"#).reason, Some(Reason::BadArguments));
+    assert!(g.check("t", r#"{"a":[1]}"#).allowed());
+    assert_eq!(g.check("t", &format!(r#"{{"a":"{}"}}"#, "x".repeat(64))).reason, Some(Reason::BadArguments));
+    let open = gate_with(json!({"allowProtoKeys":true,"tools":[{"name":"t"}]}));
+    assert!(open.check("t", r#"{"__proto__":{"a":1}}"#).allowed());
+}

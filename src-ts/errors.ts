@@ -1,0 +1,39 @@
+/**
+ * The stable codes a {@link ToolGateError} carries (a closed set; see SPEC.md).
+ * - `E_CONFIG`: the config or a tool schema is wrong (unknown keys included).
+ * - `E_PAYLOAD`: a turn's shape is broken.
+ * - `E_DIALECT`: unknown dialect, or `auto` cannot tell.
+ * - `E_RECEIPT`: a receipt failed verification.
+ * - `E_ASYNC`: a sync call on a gate with an async engine.
+ */
+export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC'
+
+const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC'])
+
+/**
+ * The one error toolgate throws. `code` is stable across versions; `message` names what was
+ * wrong and where. Bad model output never throws: it becomes a refusing `Verdict`.
+ */
+export class ToolGateError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: ToolGateErrorCode
+
+  constructor(code: ToolGateErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ToolGateError'
+    this.code = code
+  }
+}
+
+/**
+ * Converts anything thrown by the native binding into a `ToolGateError`. The binding sets
+ * `code` on its errors; anything else is reported under `fallback`.
+ */
+export function toToolGateError(err: unknown, fallback: ToolGateErrorCode): ToolGateError {
+  if (err instanceof ToolGateError) return err
+  const code = (err as { code?: unknown } | null)?.code
+  const message = err instanceof Error ? err.message : String(err)
+  return new ToolGateError(typeof code === 'string' && CODES.has(code) ? (code as ToolGateErrorCode) : fallback, message, {
+    cause: err,
+  })
+}

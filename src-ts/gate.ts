@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs'
+import { extname } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+
+import { toToolGateError, ToolGateError } from './errors'
+import { native, type BindingGate } from './native'
+import type { CallContext, Flag, Outcome, Reason, ToolGateConfig, Verdict } from './types'
+
+/** The compact verdict the binding returns when anything changed or the call was refused. */
+interface WireVerdict {
+  outcome: Outcome
+  arguments?: Record<string, unknown>
+  flags: Flag[]
+  message?: string
+  reason?: Reason
+}
+
+/**
+ * The gate between an agent and its tools. Construct once (every schema is compiled here),
+ * then call {@link ToolGate.check} for every tool call; it never throws on bad model output.
+ *
+ * @example
+ * const gate = new ToolGate({ tools: [{ name: 'search', inputSchema: { type: 'object',
+ *   properties: { limit: { type: 'integer' } }, required: ['limit'] } }] })
+ * gate.check('search', '{"limit":"10"}').arguments // { limit: 10 }
+ */
+export class ToolGate {
+  readonly #binding: BindingGate
+  readonly #tools: readonly string[]
+
+  /**
+   * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
+   * naming the key or the tool and schema location when the config is wrong.
+   */
+  constructor(config: ToolGateConfig | string) {
+    let text: string
+    if (typeof config === 'string') {
+      text = config
+    } else {
+      if (config === null || typeof config !== 'object') {
+        throw new ToolGateError('E_CONFIG', `config: expected an object or JSON text, got ${config === null ? 'null' : typeof config}`)
+      }
+      try {
+        text = JSON.stringify(config)
+      } catch (err) {
+        throw new ToolGateError('E_CONFIG', `config: cannot be serialized to JSON (${(err as Error).message})`, { cause: err })
+      }
+    }
+    const { BindingGate: Binding } = native()
+    try {
+      this.#binding = new Binding(text)
+    } catch (err) {
+      throw toToolGateError(err, 'E_CONFIG')
+    }
+    this.#tools = Object.freeze(this.#binding.toolNames())
+  }
+
+  /**
+   * Loads a config file (`.json`, `.yaml` or `.yml`) and compiles it. Errors are
+   * `ToolGateError` `E_CONFIG` naming the file.
+   */
+  static fromFile(path: string): ToolGate {
+    let raw: string
+    try {
+      raw = readFileSync(path, 'utf8')
+    } catch (err) {
+      throw new ToolGateError('E_CONFIG', `config file ${path}: cannot be read (${(err as Error).message})`, { cause: err })
+    }
+    const ext = extname(path).toLowerCase()
+    let text = raw
+    if (ext === '.yaml' || ext === '.yml') {
+      try {
+        text = JSON.stringify(parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true }))
+      } catch (err) {
+        throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`, { cause: err })
+      }
+    }
+    try {
+      return new ToolGate(text)
+    } catch (err) {
+      const e = toToolGateError(err, 'E_CONFIG')
+      throw new ToolGateError(e.code, `config file ${path}: ${e.message}`, { cause: err })
+    }
+  }
+
+  /** The declared tool names, in config order. */
+  get tools(): readonly string[] {
+    return this.#tools
+  }
+
+  /**
+   * Decides one call. `args` is the raw JSON text the model sent (the hot path: parsed
+   * strictly in Rust, once) or an already-parsed object; `""`, `null` and `undefined` mean `{}`.
+   * Returns `passed` (run with `argumentsJson`, the caller's own text), `repaired` (run with
+   * the repaired `arguments`; each change is a flag), or a refusal with a model-readable
+   * `message`. Never throws on model output.
+   */
+  check(tool: string, args: string | object | null | undefined, _ctx?: CallContext): Verdict {
+    let text: string
+    if (typeof args === 'string') {
+      text = args
+    } else if (args === null || args === undefined) {
+      text = ''
+    } else {
+      let serialized: string | undefined
+      try {
+        serialized = JSON.stringify(args)
+      } catch (err) {
+        return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), (err as Error).message), '')
+      }
+      if (typeof serialized !== 'string') {
+        return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), `a ${typeof args} is not JSON`), '')
+      }
+      text = serialized
+    }
+    const wire = this.#binding.check(String(tool), text)
+    return this.#fromWire(tool, wire, text)
+  }
+
+  #fromWire(tool: string, wire: string, text: string): Verdict {
+    if (wire === '') {
+      return { outcome: 'passed', allowed: true, tool, arguments: JSON.parse(text), argumentsJson: text, flags: [] }
+    }
+    const w = JSON.parse(wire) as WireVerdict
+    if (w.arguments !== undefined) {
+      return {
+        outcome: w.outcome,
+        allowed: true,
+        tool,
+        arguments: w.arguments,
+        argumentsJson: JSON.stringify(w.arguments),
+        flags: w.flags,
+      }
+    }
+    const v: Verdict = { outcome: w.outcome, allowed: false, tool, flags: w.flags }
+    if (w.message !== undefined) v.message = w.message
+    if (w.reason !== undefined) v.reason = w.reason
+    return v
+  }
+}
+
+/** Identity helper that types a config object (editor completion, checked keys). */
+export function defineConfig(config: ToolGateConfig): ToolGateConfig {
+  return config
+}

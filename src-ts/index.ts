@@ -1,0 +1,17 @@
+/**
+ * toolgate: the gate between an LLM agent and its tools.
+ * @packageDocumentation
+ */
+export { ToolGate, defineConfig } from './gate'
+export { ToolGateError, type ToolGateErrorCode } from './errors'
+export type {
+  CallContext,
+  Dialect,
+  Flag,
+  FlagCode,
+  Outcome,
+  Reason,
+  ToolConfig,
+  ToolGateConfig,
+  Verdict,
+} from './types'

@@ -1,0 +1,124 @@
+/** The wire dialects toolgate speaks (SPEC.md). */
+export type Dialect =
+  | 'openai'
+  | 'openai-responses'
+  | 'anthropic'
+  | 'langchain'
+  | 'pydantic-ai'
+  | 'mcp'
+  | 'ai-sdk'
+  | 'gemini'
+
+/** Who is calling and why. Roles and identity come only from here, never from model output. */
+export interface CallContext {
+  /** Who is acting (end user / agent id). */
+  subject?: string
+  /** `roles` in conditions and rules. */
+  roles?: string[]
+  /** `identity.*` in conditions (other identity facts). */
+  identity?: Record<string, unknown>
+  purpose?: string
+  /** `context.*` in conditions. */
+  context?: Record<string, string>
+  /** Scope of loop and taint state (falls back to subject). */
+  session?: string
+  /** Default `'visitor'`. */
+  surface?: 'visitor' | 'operator'
+  /** For `check`; `guard` takes ids from the payload. */
+  callId?: string
+}
+
+/** What the gate decided. `passed` and `repaired` are the allowed outcomes. */
+export type Outcome = 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'
+
+/** Why a call was refused (closed set, pipeline order; SPEC.md "Reasons"). */
+export type Reason =
+  | 'unknown_tool'
+  | 'bad_arguments'
+  | 'surface'
+  | 'invalid'
+  | 'unresolved_resource'
+  | 'arg_glob'
+  | 'no_subject'
+  | 'deny_rule'
+  | 'no_rule'
+  | 'engine'
+  | 'loop'
+  | 'taint'
+  | 'audit_unavailable'
+  | 'confirm_required'
+  | 'token_invalid'
+
+/** The kinds of repair (SPEC.md "Coercion matrix"). */
+export type FlagCode =
+  | 'StringToInteger'
+  | 'StringToFloat'
+  | 'StringToBoolean'
+  | 'PrimitiveToString'
+  | 'WrappedScalarInArray'
+  | 'EnumCaseNormalized'
+  | 'EnumFuzzyMatched'
+  | 'PrunedUnknownProperty'
+  | 'InjectedDefaultValue'
+  | 'UnpackedStringifiedJson'
+  | 'PinnedArgument'
+
+/** One change the gate made to the arguments. */
+export interface Flag {
+  code: FlagCode | (string & {})
+  /** JSON Pointer of the changed value; `""` is the whole arguments object. */
+  path: string
+  from?: unknown
+  to?: unknown
+}
+
+/** The answer for one tool call. */
+export interface Verdict {
+  outcome: Outcome
+  /** True only for `passed` / `repaired`. */
+  allowed: boolean
+  tool: string
+  /** Present iff allowed: the exact arguments to run with. */
+  arguments?: Record<string, unknown>
+  /** Present iff allowed: the caller's own string when nothing changed, else the repaired arguments serialized. */
+  argumentsJson?: string
+  flags: Flag[]
+  /** Model-readable; for refusals. */
+  message?: string
+  /** Absent for passed / repaired. */
+  reason?: Reason
+  action?: string
+  resource?: string
+  confirmation?: { token: string; expiresAt: string; summary: string }
+  receipt?: string
+  shadow?: boolean
+  wouldBe?: string
+}
+
+/** One declared tool. MCP and OpenAI tool definitions can be pasted (`description`, `title`, `annotations` are informational). */
+export interface ToolConfig {
+  /** The exact name a model must call (no case folding, no normalization). */
+  name: string
+  description?: string
+  title?: string
+  annotations?: Record<string, unknown>
+  /** JSON Schema (draft 2020-12 or draft-07) of the arguments. Absent: any object. */
+  inputSchema?: Record<string, unknown> | boolean
+  /** Strict mode: validate only, never repair (not even defaults). */
+  destructive?: boolean
+}
+
+/** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
+export interface ToolGateConfig {
+  version?: 1
+  tools: ToolConfig[]
+  /** Bounds on arguments, applied before anything reads them. */
+  limits?: {
+    /** Deepest nesting of arrays and objects (default 64, at most 120). */
+    maxDepth?: number
+    /** Largest arguments text in UTF-8 bytes (default 1 MiB). */
+    maxArgumentBytes?: number
+  }
+  /** Let `__proto__` / `constructor.prototype` keys through as plain data (default false). */
+  allowProtoKeys?: boolean
+}
