@@ -16,8 +16,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { arch, cpus, platform } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
 import { deepEqual, makePeer, type PeerConfig } from './peer.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -58,7 +57,8 @@ interface Answer {
 
 type CheckFn = (tool: string, args: string) => { outcome: string }
 
-const here = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url))
+// The package is CommonJS (tsx gives __dirname); under ESM fall back to the working directory.
+const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
 const argv = new Set(process.argv.slice(2))
 const QUICK = argv.has('--quick')
 const PEER_ONLY = argv.has('--peer-only')
@@ -172,9 +172,11 @@ function contractNotes(c: Case, a: Answer): string[] {
 // ---------------------------------------------------------------------------------------------
 
 interface Side {
-  key: 'toolgate' | 'peer' | 'peerBare'
+  key: 'toolgate' | 'peer' | 'peerBare' | 'native'
   label: string
   check: CheckFn
+  /** Reference lines are timed for context only; ratios compare toolgate and peer. */
+  reference?: boolean
 }
 
 async function main(): Promise<void> {
@@ -190,6 +192,7 @@ async function main(): Promise<void> {
   const peer = makePeer(toolsConfig)
   const peerBare = makePeer(toolsConfig, { detectChanges: false })
   let gateCheck: CheckFn | undefined
+  let nativeCheck: CheckFn | undefined
   if (!PEER_ONLY) {
     let mod: { ToolGate: new (config: unknown) => { check(tool: string, args: string): VerdictLike } }
     try {
@@ -202,6 +205,15 @@ async function main(): Promise<void> {
     }
     const gate = new mod.ToolGate(toolsConfig)
     gateCheck = (tool, args) => gate.check(tool, args)
+    // Reference only: the raw napi call under ToolGate (verdict as a JSON string, '' when passed),
+    // to show how a toolgate call's time splits between the native side and the TypeScript layer.
+    try {
+      const b = (await import('../binding/index.js')) as unknown as { BindingGate: new (json: string) => { check(t: string, a: string): string } }
+      const raw = new b.BindingGate(JSON.stringify(toolsConfig))
+      nativeCheck = (tool, args) => ({ outcome: raw.check(tool, args) })
+    } catch {
+      nativeCheck = undefined
+    }
   }
   const sides: Side[] = [
     ...(gateCheck ? [{ key: 'toolgate' as const, label: 'toolgate', check: gateCheck }] : []),
@@ -268,7 +280,11 @@ async function main(): Promise<void> {
   // --- b. timing --------------------------------------------------------------------------------
   // Every case is timed on every side, including those a side answers wrongly (c. in the brief):
   // the same calls, in the same order, on both sides.
-  const timed: Side[] = [...sides, { key: 'peerBare', label: 'ajv pipeline without passed/repaired detection', check: peerBare }]
+  const timed: Side[] = [
+    ...sides,
+    { key: 'peerBare', label: 'ref: ajv pipeline, no passed/repaired detection', check: peerBare, reference: true },
+    ...(nativeCheck ? [{ key: 'native' as const, label: 'ref: raw BindingGate.check (no Verdict object)', check: nativeCheck, reference: true }] : []),
+  ]
   let sink = 0
   const passOnce = (check: CheckFn) => {
     for (let i = 0; i < N; i++) sink += check(tools[i], argsList[i]).outcome.length
@@ -301,7 +317,6 @@ async function main(): Promise<void> {
     }
     // Percentiles: one timer pair around each individual call.
     for (const s of order) {
-      if (s.key === 'peerBare') continue
       const samples = perCall[s.key]
       for (let i = 0; i < N; i++) {
         const t0 = process.hrtime.bigint()
@@ -325,7 +340,7 @@ async function main(): Promise<void> {
     stats[s.key] = {
       meanNsPerCall: total / (ROUNDS * PASSES * N),
       byCategory,
-      perCall: s.key === 'peerBare' ? undefined : summarize(perCall[s.key].flat(), overhead),
+      perCall: summarize(perCall[s.key].flat(), overhead),
     }
   }
 
@@ -356,19 +371,25 @@ async function main(): Promise<void> {
     console.log(`ratio toolgate / ajv pipeline, mean: ${fmt(ratios.mean, 3)}  (target <= 1.0: ${ratios.mean <= 1 ? 'met' : 'NOT met'})`)
     console.log(`ratio toolgate / ajv pipeline, p50:  ${fmt(ratios.p50, 3)}`)
     console.log(`ratio by category: ${CATEGORIES.map((k) => `${k} ${fmt(ratios!.byCategory[k], 3)}`).join(', ')}`)
-    console.log(`(for reference, toolgate / ajv pipeline without passed/repaired detection, mean: ${fmt(a.meanNsPerCall / stats.peerBare.meanNsPerCall, 3)})`)
+    console.log(`(reference: toolgate / ajv pipeline without passed/repaired detection, mean: ${fmt(a.meanNsPerCall / stats.peerBare.meanNsPerCall, 3)})`)
+    if (stats.native) {
+      console.log(`(reference: raw native call / ajv pipeline, mean: ${fmt(stats.native.meanNsPerCall / b.meanNsPerCall, 3)}; ` +
+        `the TypeScript layer is ${fmt(a.meanNsPerCall - stats.native.meanNsPerCall)} ns of toolgate's ${fmt(a.meanNsPerCall)} ns mean)`)
+    }
   }
 
   // Per-case medians: where each side spends its time.
   console.log('')
   console.log('per-case p50 ns/call:')
-  console.log(`${pad('case', W)} ${lpad('toolgate', 9)} ${lpad('ajv', 9)} ${lpad('ratio', 7)}`)
+  const hasNative = perCall.native !== undefined
+  console.log(`${pad('case', W)} ${lpad('toolgate', 9)} ${lpad('ajv', 9)} ${lpad('ratio', 7)}${hasNative ? ` ${lpad('ref: raw native', 16)}` : ''}`)
+  const med = (xs: number[]) => quantile(Float64Array.from(xs, (x) => Math.max(0, x - overhead)).sort(), 0.5)
   const caseP50 = cases.map((c, i) => {
-    const med = (xs: number[]) => quantile(Float64Array.from(xs, (x) => Math.max(0, x - overhead)).sort(), 0.5)
     const t = tg ? med(perCall.toolgate[i]) : NaN
     const p = med(perCall.peer[i])
-    console.log(`${pad(c.id, W)} ${lpad(tg ? fmt(t) : '-', 9)} ${lpad(fmt(p), 9)} ${lpad(tg ? fmt(t / p, 2) : '-', 7)}`)
-    return { id: c.id, category: categoryOf[i], toolgateP50: tg ? t : null, peerP50: p }
+    const n = hasNative ? med(perCall.native[i]) : NaN
+    console.log(`${pad(c.id, W)} ${lpad(tg ? fmt(t) : '-', 9)} ${lpad(fmt(p), 9)} ${lpad(tg ? fmt(t / p, 2) : '-', 7)}${hasNative ? ` ${lpad(fmt(n), 16)}` : ''}`)
+    return { id: c.id, category: categoryOf[i], toolgateP50: tg ? t : null, peerP50: p, nativeP50: hasNative ? n : null }
   })
 
   // --- tinybench --------------------------------------------------------------------------------
@@ -430,7 +451,8 @@ async function main(): Promise<void> {
       timerOverheadNs: overhead,
       toolgate: stats.toolgate ?? null,
       peer: stats.peer,
-      peerWithoutChangeDetection: { meanNsPerCall: stats.peerBare.meanNsPerCall, byCategory: stats.peerBare.byCategory },
+      peerWithoutChangeDetection: stats.peerBare,
+      nativeCallOnly: stats.native ?? null,
       ratioToolgateOverPeer: ratios ?? null,
       perCaseP50: caseP50,
     },

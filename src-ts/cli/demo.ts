@@ -1,0 +1,94 @@
+// `toolgate demo`: an embedded scenario needing no network, keys or config. Recorded tool calls
+// a model made go through a default gate; the output shows each outcome and what the model
+// would get back.
+import { ToolGate } from '../gate'
+import type { ToolGateConfig, Verdict } from '../types'
+
+/** The demo's tools: real-world shapes (a database search, a weather lookup, a file delete). */
+export const demoConfig: ToolGateConfig = {
+  version: 1,
+  tools: [
+    {
+      name: 'search_db',
+      description: 'Search customer records',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          query: { type: 'string' },
+          limit: { type: 'integer', minimum: 1, maximum: 100 },
+          status: { type: 'string', enum: ['active', 'inactive', 'archived'] },
+          tags: { type: 'array', items: { type: 'string' } },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+    },
+    {
+      name: 'get_weather',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          city: { type: 'string' },
+          units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' },
+          days: { type: 'integer', minimum: 1, maximum: 14, default: 3 },
+        },
+        required: ['city'],
+      },
+    },
+    {
+      name: 'delete_file',
+      destructive: true,
+      inputSchema: {
+        type: 'object',
+        properties: { path: { type: 'string' }, recursive: { type: 'boolean' } },
+        required: ['path'],
+        additionalProperties: false,
+      },
+    },
+  ],
+}
+
+/** Recorded calls: [tool, the raw arguments text the model sent, what it shows]. */
+export const demoCalls: [string, string, string][] = [
+  ['search_db', '{"query":"acme","limit":10}', 'a clean call'],
+  ['search_db', '{"query":"acme","limit":"10","status":"ACTIVE","tags":"vip"}', 'almost right: repaired'],
+  ['get_weather', '{"city":"Oslo","days":"5"}', 'defaults injected'],
+  ['search_db', '{"query":"acme","limit":"ten","status":"paused"}', 'wrong: sent back to the model'],
+  ['search_db', '{"query":"acme","limit":3.7}', 'never truncated'],
+  ['delete_file', '{"path":"/tmp/x","recursive":"true"}', 'destructive: strict, nothing repaired'],
+  ['serch_db', '{"query":"acme"}', 'unknown tool'],
+  ['search_db', '{"query":"a","query":"b"}', 'duplicate keys'],
+  ['search_db', '{"query":"acme","limit":', 'truncated JSON'],
+]
+
+function paint(on: boolean) {
+  const c = (code: number) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s)
+  return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
+}
+
+/** Renders one verdict for a terminal. */
+export function renderVerdict(v: Verdict, color: boolean): string {
+  const p = paint(color)
+  const badge = v.outcome === 'passed' ? p.green : v.outcome === 'repaired' ? p.yellow : p.red
+  const lines = [`  ${badge(v.outcome.toUpperCase())}${v.reason ? p.dim(` (${v.reason})`) : ''}`]
+  for (const f of v.flags) {
+    const from = f.from === undefined ? '' : ` ${JSON.stringify(f.from)}`
+    const to = f.to === undefined ? '' : ` → ${JSON.stringify(f.to)}`
+    lines.push(`    ${p.dim('flag')} ${f.code} at ${f.path === '' ? '(root)' : f.path}:${from}${to}`)
+  }
+  if (v.allowed) lines.push(`    ${p.dim('run with')} ${v.argumentsJson}`)
+  if (v.message) lines.push(...v.message.split('\n').map((l) => `    ${p.dim('│')} ${l}`))
+  return lines.join('\n')
+}
+
+/** Runs the demo, writing to `out`. */
+export function runDemo(out: (s: string) => void, color: boolean): void {
+  const p = paint(color)
+  const gate = new ToolGate(demoConfig)
+  out(p.bold('toolgate demo') + p.dim(' — recorded tool calls through a default gate (no network, no keys)\n'))
+  out(p.dim(`tools: ${gate.tools.join(', ')}\n`))
+  for (const [tool, args, what] of demoCalls) {
+    out(`${p.bold(tool)}(${args})  ${p.dim('— ' + what)}`)
+    out(renderVerdict(gate.check(tool, args), color) + '\n')
+  }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// The `toolgate` command line.
+import { runDemo } from './demo'
+
+const HELP = `toolgate — the gate between an LLM agent and its tools
+
+Usage:
+  toolgate demo          run recorded tool calls through a default gate and show each verdict
+  toolgate --help        this text
+  toolgate --version     the package version
+
+Examples:
+  npx toolgate demo
+  NO_COLOR=1 npx toolgate demo > demo.txt
+`
+
+/** Runs the CLI with `argv` (without node and script); returns the exit code. */
+export function main(argv: string[]): number {
+  const [cmd, ...rest] = argv
+  if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    process.stdout.write(HELP)
+    return cmd === undefined ? 2 : 0
+  }
+  if (cmd === '--version' || cmd === '-v') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    process.stdout.write(`${require('../../package.json').version}\n`)
+    return 0
+  }
+  if (cmd === 'demo') {
+    if (rest.length > 0) {
+      process.stderr.write(`toolgate demo: takes no arguments, got ${rest.join(' ')}\n`)
+      return 2
+    }
+    const color = process.stdout.isTTY === true && !process.env.NO_COLOR
+    runDemo((s) => process.stdout.write(s + '\n'), color)
+    return 0
+  }
+  process.stderr.write(`toolgate: unknown command \`${cmd}\`. Run \`toolgate --help\` for the commands.\n`)
+  return 2
+}
+
+if (require.main === module) {
+  try {
+    process.exitCode = main(process.argv.slice(2))
+  } catch (err) {
+    process.stderr.write(`toolgate: ${err instanceof Error ? err.message : String(err)}\n`)
+    process.exitCode = 2
+  }
+}
