@@ -208,9 +208,13 @@ async function main(): Promise<void> {
     // Reference only: the raw napi call under ToolGate (verdict as a JSON string, '' when passed),
     // to show how a toolgate call's time splits between the native side and the TypeScript layer.
     try {
-      const b = (await import('../binding/index.js')) as unknown as { BindingGate: new (json: string) => { check(t: string, a: string): string } }
+      const b = (await import('../binding/index.js')) as unknown as {
+        BindingGate: new (json: string) => { handle: number }
+        check(handle: number, t: string, a: string): string
+      }
       const raw = new b.BindingGate(JSON.stringify(toolsConfig))
-      nativeCheck = (tool, args) => ({ outcome: raw.check(tool, args) })
+      const handle = raw.handle
+      nativeCheck = (tool, args) => ({ outcome: b.check(handle, tool, args) })
     } catch {
       nativeCheck = undefined
     }
@@ -278,12 +282,12 @@ async function main(): Promise<void> {
   console.log('')
 
   // --- b. timing --------------------------------------------------------------------------------
-  // Every case is timed on every side, including those a side answers wrongly (c. in the brief):
-  // the same calls, in the same order, on both sides.
+  // Every case is timed on every side, including those a side answers wrongly: the same calls,
+  // in the same order, on both sides — a benchmark over unequal work would be worthless.
   const timed: Side[] = [
     ...sides,
     { key: 'peerBare', label: 'ref: ajv pipeline, no passed/repaired detection', check: peerBare, reference: true },
-    ...(nativeCheck ? [{ key: 'native' as const, label: 'ref: raw BindingGate.check (no Verdict object)', check: nativeCheck, reference: true }] : []),
+    ...(nativeCheck ? [{ key: 'native' as const, label: 'ref: raw binding check (no Verdict object)', check: nativeCheck, reference: true }] : []),
   ]
   let sink = 0
   const passOnce = (check: CheckFn) => {

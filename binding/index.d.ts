@@ -9,17 +9,23 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** A compiled gate. Raw binding: use `ToolGate` from the package instead. */
+/**
+ * Owns one registered gate; dropping it (when JS collects it) unregisters the gate.
+ * Raw binding: use `ToolGate` from the package instead.
+ */
 export declare class BindingGate {
   /** Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config. */
   constructor(configJson: string)
-  /**
-   * Checks one call. Returns `""` when the call passed untouched (run the caller's own
-   * arguments text), else the verdict as compact JSON. Never throws.
-   */
-  check(tool: string, args: string): string
+  /** The handle to pass to `check` while this object is alive. */
+  get handle(): number
   /** Refuses arguments the host could not serialize (see `Gate::check_unreadable`). */
   checkUnreadable(tool: string, detail: string): string
   /** Declared tool names, in config order. */
   toolNames(): Array<string>
 }
+
+/**
+ * Checks one call on the gate `handle` (the hot path); answers in the wire format of this
+ * module's docs. Never throws: an unknown handle is a refusal.
+ */
+export declare function check(handle: number, tool: string, args: string): string

@@ -6,15 +6,6 @@ import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import type { CallContext, Flag, Outcome, Reason, ToolGateConfig, Verdict } from './types'
 
-/** The compact verdict the binding returns when anything changed or the call was refused. */
-interface WireVerdict {
-  outcome: Outcome
-  arguments?: Record<string, unknown>
-  flags: Flag[]
-  message?: string
-  reason?: Reason
-}
-
 /**
  * The gate between an agent and its tools. Construct once (every schema is compiled here),
  * then call {@link ToolGate.check} for every tool call; it never throws on bad model output.
@@ -25,7 +16,11 @@ interface WireVerdict {
  * gate.check('search', '{"limit":"10"}').arguments // { limit: 10 }
  */
 export class ToolGate {
+  // The binding object owns the compiled gate (released when this ToolGate is collected);
+  // the hot path calls the free `check` function with its handle.
   readonly #binding: BindingGate
+  readonly #handle: number
+  readonly #check: (handle: number, tool: string, args: string) => string
   readonly #tools: readonly string[]
 
   /**
@@ -46,12 +41,14 @@ export class ToolGate {
         throw new ToolGateError('E_CONFIG', `config: cannot be serialized to JSON (${(err as Error).message})`, { cause: err })
       }
     }
-    const { BindingGate: Binding } = native()
+    const { BindingGate: Binding, check } = native()
     try {
       this.#binding = new Binding(text)
     } catch (err) {
       throw toToolGateError(err, 'E_CONFIG')
     }
+    this.#handle = this.#binding.handle
+    this.#check = check
     this.#tools = Object.freeze(this.#binding.toolNames())
   }
 
@@ -113,7 +110,7 @@ export class ToolGate {
       }
       text = serialized
     }
-    const wire = this.#binding.check(String(tool), text)
+    const wire = this.#check(this.#handle, String(tool), text)
     return this.#fromWire(tool, wire, text)
   }
 
@@ -121,21 +118,19 @@ export class ToolGate {
     if (wire === '') {
       return { outcome: 'passed', allowed: true, tool, arguments: JSON.parse(text), argumentsJson: text, flags: [] }
     }
-    const w = JSON.parse(wire) as WireVerdict
-    if (w.arguments !== undefined) {
-      return {
-        outcome: w.outcome,
-        allowed: true,
-        tool,
-        arguments: w.arguments,
-        argumentsJson: JSON.stringify(w.arguments),
-        flags: w.flags,
-      }
+    // `ARGS\nOUTCOME\nFLAGS` when allowed, `\nOUTCOME\nREASON\nMESSAGE` when refused
+    // (see crates/toolgate-node/src/lib.rs)
+    const a = wire.indexOf('\n')
+    const b = wire.indexOf('\n', a + 1)
+    const outcome = wire.slice(a + 1, b) as Outcome
+    if (a > 0) {
+      const argumentsJson = wire.slice(0, a)
+      const flagsJson = wire.slice(b + 1)
+      const flags: Flag[] = flagsJson === '[]' ? [] : JSON.parse(flagsJson)
+      return { outcome, allowed: true, tool, arguments: JSON.parse(argumentsJson), argumentsJson, flags }
     }
-    const v: Verdict = { outcome: w.outcome, allowed: false, tool, flags: w.flags }
-    if (w.message !== undefined) v.message = w.message
-    if (w.reason !== undefined) v.reason = w.reason
-    return v
+    const c = wire.indexOf('\n', b + 1)
+    return { outcome, allowed: false, tool, flags: [], reason: wire.slice(b + 1, c) as Reason, message: wire.slice(c + 1) }
   }
 }
 

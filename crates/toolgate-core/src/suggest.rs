@@ -3,9 +3,10 @@
 /// Most tool names listed in one message.
 const MAX_LISTED: usize = 20;
 
-/// The rejection message for a call to an undeclared tool `name`, given the visible tools.
-pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = &'a str>) -> String {
-    let visible: Vec<&str> = visible.collect();
+/// The rejection message for a call to an undeclared tool `name`, given the visible tools as
+/// `(name, lower-cased name)` pairs (lower-cased once, at construction).
+pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let visible: Vec<(&str, &str)> = visible.collect();
     let shown = if name.chars().count() > 64 { format!("{}…", name.chars().take(63).collect::<String>()) } else { name.to_string() };
     let mut out = format!("Unknown tool `{shown}`.");
     if visible.is_empty() {
@@ -17,7 +18,7 @@ pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = &'a st
         let names: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
         out.push_str(&format!(" Did you mean {}?", names.join(" or ")));
     }
-    let mut listed: Vec<String> = visible.iter().take(MAX_LISTED).map(|n| format!("`{n}`")).collect();
+    let mut listed: Vec<String> = visible.iter().take(MAX_LISTED).map(|(n, _)| format!("`{n}`")).collect();
     if visible.len() > MAX_LISTED {
         listed.push(format!("… ({} more)", visible.len() - MAX_LISTED));
     }
@@ -26,7 +27,7 @@ pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = &'a st
 }
 
 /// Up to three names close to `name` (edit distance on lower case, or containment), best first.
-fn closest<'a>(name: &str, visible: &[&'a str]) -> Vec<&'a str> {
+fn closest<'a>(name: &str, visible: &[(&'a str, &'a str)]) -> Vec<&'a str> {
     if name.len() > 256 {
         return Vec::new();
     }
@@ -34,11 +35,14 @@ fn closest<'a>(name: &str, visible: &[&'a str]) -> Vec<&'a str> {
     let budget = (lower.chars().count() / 3).max(2);
     let mut scored: Vec<(usize, &str)> = visible
         .iter()
-        .filter_map(|cand| {
-            let c = cand.to_lowercase();
-            let d = strsim::levenshtein(&lower, &c);
-            let contains = lower.len() >= 3 && (c.contains(&lower) || lower.contains(&c));
-            (d <= budget || contains).then_some((d, *cand))
+        .filter_map(|&(cand, c)| {
+            let contains = lower.len() >= 3 && (c.contains(&lower) || lower.contains(c));
+            // the edit distance is at least the length difference: skip hopeless candidates
+            if !contains && lower.chars().count().abs_diff(c.chars().count()) > budget {
+                return None;
+            }
+            let d = strsim::levenshtein(&lower, c);
+            (d <= budget || contains).then_some((d, cand))
         })
         .collect();
     scored.sort();
@@ -49,14 +53,24 @@ fn closest<'a>(name: &str, visible: &[&'a str]) -> Vec<&'a str> {
 mod tests {
     use super::*;
 
+    fn pairs<'a>(names: &'a [(&'a str, String)]) -> impl Iterator<Item = (&'a str, &'a str)> {
+        names.iter().map(|(n, l)| (*n, l.as_str()))
+    }
+
+    fn lowered<'a>(names: &[&'a str]) -> Vec<(&'a str, String)> {
+        names.iter().map(|n| (*n, n.to_lowercase())).collect()
+    }
+
     #[test]
     fn suggests_the_closest_visible_names() {
-        let m = unknown_tool_message("serch_db", ["search_db", "read_file", "delete_file"].into_iter());
+        let three = lowered(&["search_db", "read_file", "delete_file"]);
+        let one = lowered(&["search_db"]);
+        let m = unknown_tool_message("serch_db", pairs(&three));
         assert!(m.contains("Did you mean `search_db`?"), "{m}");
         assert!(m.contains("`read_file`"));
-        let m = unknown_tool_message("Search_DB", ["search_db"].into_iter());
+        let m = unknown_tool_message("Search_DB", pairs(&one));
         assert!(m.contains("Did you mean `search_db`?"), "{m}");
-        let m = unknown_tool_message("zzz", ["search_db"].into_iter());
+        let m = unknown_tool_message("zzz", pairs(&one));
         assert!(!m.contains("Did you mean"), "{m}");
         assert!(unknown_tool_message("x", std::iter::empty()).contains("No tools"));
     }

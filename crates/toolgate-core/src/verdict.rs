@@ -17,6 +17,17 @@ pub enum Outcome {
     Rejected,
 }
 
+impl Outcome {
+    /// The stable wire name (`"passed"` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Repaired => "repaired",
+            Outcome::Rejected => "rejected",
+        }
+    }
+}
+
 /// Why a call was refused (the closed set of SPEC.md; this core version emits these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,6 +35,17 @@ pub enum Reason {
     UnknownTool,
     BadArguments,
     Invalid,
+}
+
+impl Reason {
+    /// The stable wire name (`"unknown_tool"` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::UnknownTool => "unknown_tool",
+            Reason::BadArguments => "bad_arguments",
+            Reason::Invalid => "invalid",
+        }
+    }
 }
 
 /// The decision for one call. `arguments` is present iff the call is allowed.

@@ -98,6 +98,9 @@ fn integers_beyond_64_bits_are_refused() {
         let v = g.check("search_db", &format!(r#"{{"query":"x","limit":{big}}}"#));
         assert_eq!(v.reason, Some(Reason::Invalid), "{big}");
         assert!(v.message.unwrap().contains("out of range"));
+        let strict = gate_with(json!({"tools":[{"name":"t","destructive":true,"inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}));
+        let v = strict.check("t", &format!(r#"{{"n":{big}}}"#));
+        assert_eq!(v.reason, Some(Reason::Invalid), "strict {big}");
     }
 }
 

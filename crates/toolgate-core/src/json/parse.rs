@@ -82,22 +82,38 @@ fn quote(s: &str) -> String {
     q
 }
 
+/// What a successful parse noticed on the way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseInfo {
+    /// Some integral number lies beyond the i64 range (it may still be a valid `number`).
+    pub big_integer: bool,
+}
+
 /// Parses `text` strictly under `limits`.
 pub fn parse_str(text: &str, limits: &Limits) -> Result<Value, ParseError> {
     parse_slice(text.as_bytes(), limits)
 }
 
+/// Parses `text` strictly under `limits`, also reporting what it noticed.
+pub fn parse_str_info(text: &str, limits: &Limits) -> Result<(Value, ParseInfo), ParseError> {
+    parse_bytes(text.as_bytes(), limits)
+}
+
 /// Parses UTF-8 bytes strictly under `limits`; invalid UTF-8 is a syntax error.
 pub fn parse_slice(bytes: &[u8], limits: &Limits) -> Result<Value, ParseError> {
+    parse_bytes(bytes, limits).map(|(v, _)| v)
+}
+
+fn parse_bytes(bytes: &[u8], limits: &Limits) -> Result<(Value, ParseInfo), ParseError> {
     if bytes.len() > limits.max_bytes {
         return Err(ParseError::TooLarge { bytes: bytes.len(), limit: limits.max_bytes });
     }
-    let state = State { limits, failure: Cell::new(None) };
+    let state = State { limits, failure: Cell::new(None), big_integer: Cell::new(false) };
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let seed = ValueSeed { depth: 0, state: &state };
     let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match result {
-        Ok(v) => Ok(v),
+        Ok(v) => Ok((v, ParseInfo { big_integer: state.big_integer.get() })),
         Err(e) => Err(match state.failure.take() {
             Some(kind) => kind,
             None => classify(&e),
@@ -120,6 +136,7 @@ fn classify(e: &serde_json::Error) -> ParseError {
 struct State<'a> {
     limits: &'a Limits,
     failure: Cell<Option<ParseError>>,
+    big_integer: Cell<bool>,
 }
 
 impl State<'_> {
@@ -156,9 +173,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         Ok(Value::Number(v.into()))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        if v > i64::MAX as u64 {
+            self.state.big_integer.set(true);
+        }
         Ok(Value::Number(v.into()))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if v.fract() == 0.0 && !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
+            self.state.big_integer.set(true);
+        }
         match Number::from_f64(v) {
             Some(n) => Ok(Value::Number(n)),
             None => Err(self.state.fail(ParseError::NonFinite)),
@@ -268,6 +291,14 @@ mod tests {
         assert!(matches!(p(r#"{"a":NaN}"#), Err(ParseError::Syntax { .. })));
         assert!(matches!(p(r#"{"a":Infinity}"#), Err(ParseError::Syntax { .. })));
         assert!(matches!(p(r#"{"a":-}"#), Err(ParseError::Syntax { .. })));
+    }
+
+    #[test]
+    fn big_integers_are_noticed() {
+        let l = Limits::default();
+        assert!(!parse_str_info(r#"{"a":9223372036854775807,"b":-1.5e3}"#, &l).unwrap().1.big_integer);
+        assert!(parse_str_info(r#"{"a":9223372036854775808}"#, &l).unwrap().1.big_integer);
+        assert!(parse_str_info(r#"{"a":[1e19]}"#, &l).unwrap().1.big_integer);
     }
 
     #[test]

@@ -21,14 +21,16 @@ const MAX_REF_HOPS: u32 = 32;
 pub(crate) struct Repair<'s> {
     schema: &'s CompiledSchema,
     limits: &'s Limits,
+    /// Strict mode (destructive tools): change nothing, only report problems.
+    strict: bool,
     pub flags: Vec<PendingFlag>,
     pub problems: Vec<PendingProblem>,
 }
 
 impl<'s> Repair<'s> {
-    /// A walk over `schema` whose embedded-JSON parses obey `limits`.
-    pub fn new(schema: &'s CompiledSchema, limits: &'s Limits) -> Self {
-        Repair { schema, limits, flags: Vec::new(), problems: Vec::new() }
+    /// A walk over `schema` whose embedded-JSON parses obey `limits`; `strict` changes nothing.
+    pub fn new(schema: &'s CompiledSchema, limits: &'s Limits, strict: bool) -> Self {
+        Repair { schema, limits, strict, flags: Vec::new(), problems: Vec::new() }
     }
 
     /// Repairs `value` (the whole arguments object) in place.
@@ -76,21 +78,21 @@ impl<'s> Repair<'s> {
                 self.walk(sub, v, depth, hops + 1);
             }
         }
-        if !node.any_of.is_empty() && hops < MAX_REF_HOPS {
+        if !node.any_of.is_empty() && hops < MAX_REF_HOPS && !self.strict {
             self.choose(&node.any_of, v, depth, hops);
         }
-        if !node.one_of.is_empty() && hops < MAX_REF_HOPS {
+        if !node.one_of.is_empty() && hops < MAX_REF_HOPS && !self.strict {
             self.choose(&node.one_of, v, depth, hops);
         }
         if let Some(types) = node.types {
-            if !types.admits(v) {
+            if !types.admits(v) && !self.strict {
                 self.coerce_type(types, v, depth);
             }
             if types.has(TypeSet::INTEGER) && !types.has(TypeSet::NUMBER) && integer_out_of_range(v) {
                 self.problem("integer out of range (it must fit in 64 bits).".into());
             }
         }
-        if let Some(e) = &node.enum_info {
+        if let (Some(e), false) = (&node.enum_info, self.strict) {
             self.fix_enum(e, v);
         }
         match v {
@@ -236,7 +238,7 @@ impl<'s> Repair<'s> {
     }
 
     fn walk_object(&mut self, node: &Node, map: &mut Map<String, Value>, depth: usize) {
-        if node.additional == Additional::Forbid && map.keys().any(|k| !known(node, k)) {
+        if !self.strict && node.additional == Additional::Forbid && map.keys().any(|k| !known(node, k)) {
             let unknown: Vec<String> = map.keys().filter(|k| !known(node, k)).cloned().collect();
             for k in unknown {
                 let old = map.shift_remove(&k);
@@ -265,7 +267,7 @@ impl<'s> Repair<'s> {
             }
         }
         for (k, d) in &node.defaults {
-            if !map.contains_key(k) {
+            if !self.strict && !map.contains_key(k) {
                 map.insert(k.clone(), d.clone());
                 let marks = self.marks();
                 self.flag(FlagCode::InjectedDefaultValue, None, Some(d.clone()));

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use ahash::AHashMap;
+
 use jsonschema::{PatternOptions, Registry, Validator};
 use serde_json::{json, Value};
 
@@ -52,7 +54,7 @@ pub struct Branch {
 pub struct Node {
     pub types: Option<TypeSet>,
     pub enum_info: Option<EnumInfo>,
-    pub props: HashMap<String, NodeId>,
+    pub props: AHashMap<String, NodeId>,
     pub pattern_props: Vec<(regex::Regex, NodeId)>,
     pub additional: Additional,
     /// Absent-property defaults, in schema order.
@@ -73,6 +75,8 @@ pub struct CompiledSchema {
     pub validator: Validator,
     pub(crate) nodes: Vec<Node>,
     pub(crate) root: NodeId,
+    /// Some node injects defaults: a valid call may still change.
+    pub(crate) has_defaults: bool,
 }
 
 fn options() -> jsonschema::ValidationOptions<'static> {
@@ -115,7 +119,8 @@ impl CompiledSchema {
             .map_err(|e| fail("", &e.to_string()))?;
         let mut builder = Builder { root: schema, nodes: Vec::new(), by_pointer: HashMap::new(), registry: &registry, tool };
         let root = builder.node("", schema)?;
-        Ok(CompiledSchema { validator, nodes: builder.nodes, root })
+        let has_defaults = builder.nodes.iter().any(|n| !n.defaults.is_empty());
+        Ok(CompiledSchema { validator, nodes: builder.nodes, root, has_defaults })
     }
 
     /// The root repair node.
