@@ -9,6 +9,8 @@
 //! assert_eq!(v.arguments.unwrap()["limit"], 10);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod error;
 pub mod gate;

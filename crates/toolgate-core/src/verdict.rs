@@ -32,8 +32,11 @@ impl Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
+    /// The tool is not declared.
     UnknownTool,
+    /// Not JSON, not an object, hostile, or beyond a limit.
     BadArguments,
+    /// Schema violations left after safe repair.
     Invalid,
 }
 
@@ -51,16 +54,21 @@ impl Reason {
 /// The decision for one call. `arguments` is present iff the call is allowed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
+    /// What was decided.
     pub outcome: Outcome,
     /// True when the caller's own argument text can be run as it is (passed, nothing
     /// normalized). Not serialized: the binding answers such verdicts without a payload.
     #[serde(skip)]
     pub untouched: bool,
+    /// Present iff allowed: the exact arguments to run with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// One per change made, in the order made.
     pub flags: Vec<Flag>,
+    /// For refusals: the model-readable message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// For refusals: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<Reason>,
 }

@@ -37,17 +37,38 @@ impl Default for Limits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
     /// Larger than `max_bytes`.
-    TooLarge { bytes: usize, limit: usize },
+    TooLarge {
+        /// The input's size.
+        bytes: usize,
+        /// The configured limit.
+        limit: usize,
+    },
     /// Nested deeper than `max_depth`.
-    TooDeep { limit: usize },
+    TooDeep {
+        /// The configured limit.
+        limit: usize,
+    },
     /// The same key twice in one object.
-    DuplicateKey { key: String },
+    DuplicateKey {
+        /// The repeated key, unescaped.
+        key: String,
+    },
     /// A prototype-polluting key.
-    ProtoKey { key: String },
+    ProtoKey {
+        /// `__proto__` or `constructor.prototype`.
+        key: String,
+    },
     /// A number that is not a finite f64.
     NonFinite,
     /// Not valid JSON (including invalid UTF-8), with 1-based position.
-    Syntax { detail: String, line: usize, column: usize },
+    Syntax {
+        /// What the parser expected or found.
+        detail: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+    },
 }
 
 impl fmt::Display for ParseError {

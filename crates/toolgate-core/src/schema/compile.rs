@@ -14,14 +14,14 @@ use super::types::TypeSet;
 use crate::error::GateError;
 
 /// Index of a node in the arena.
-pub type NodeId = usize;
+pub(crate) type NodeId = usize;
 
 /// URI under which a tool's schema is registered while its branch validators are built.
 const BASE: &str = "urn:toolgate:input-schema";
 
 /// What a schema says about object members not named in `properties`/`patternProperties`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Additional {
+pub(crate) enum Additional {
     /// Allowed, unconstrained.
     #[default]
     Any,
@@ -33,7 +33,7 @@ pub enum Additional {
 
 /// A string enum's lookup data for case and typo repair.
 #[derive(Debug, Clone, Default)]
-pub struct EnumInfo {
+pub(crate) struct EnumInfo {
     /// Every allowed value, in schema order.
     pub values: Vec<Value>,
     /// Lower-cased string values with their index in `values`.
@@ -44,14 +44,14 @@ pub struct EnumInfo {
 
 /// One `anyOf`/`oneOf` branch: its repair node and its exact validator.
 #[derive(Debug, Clone)]
-pub struct Branch {
+pub(crate) struct Branch {
     pub node: NodeId,
     pub validator: Validator,
 }
 
 /// One schema location, reduced to what repair needs.
 #[derive(Debug, Clone, Default)]
-pub struct Node {
+pub(crate) struct Node {
     pub types: Option<TypeSet>,
     pub enum_info: Option<EnumInfo>,
     pub props: AHashMap<String, NodeId>,

@@ -8,27 +8,41 @@ use crate::json::pointer::{to_pointer, Seg};
 /// What kind of change was made. The names are the stable `flags[].code` strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum FlagCode {
+    /// `"42"` → `42` for an integer.
     StringToInteger,
+    /// `"3.14"` → `3.14` for a number.
     StringToFloat,
+    /// `"False"` → `false` for a boolean.
     StringToBoolean,
+    /// `123` → `"123"` for a string.
     PrimitiveToString,
+    /// `"rust"` → `["rust"]` for an array.
     WrappedScalarInArray,
+    /// `"ACTIVE"` → `"active"` for an enum.
     EnumCaseNormalized,
+    /// `"actve"` → `"active"`: the one enum value within one edit.
     EnumFuzzyMatched,
+    /// An unknown key under `additionalProperties: false`, removed.
     PrunedUnknownProperty,
+    /// An absent property's `default`, added.
     InjectedDefaultValue,
+    /// A string holding JSON of the expected object/array type, parsed.
     UnpackedStringifiedJson,
+    /// An argument set to the caller's identity (policy pins).
     PinnedArgument,
 }
 
 /// One change, as reported in a verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flag {
+    /// What kind of change.
     pub code: FlagCode,
     /// JSON Pointer of the changed value (`""` is the whole arguments object).
     pub path: String,
+    /// The value before (absent for an injected default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<Value>,
+    /// The value after (absent for a pruned key or an unpacked string, whose result is in the arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<Value>,
 }

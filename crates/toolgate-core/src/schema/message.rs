@@ -18,7 +18,9 @@ const MAX_OPTIONS: usize = 12;
 /// One problem: where (display path) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// Where, for a model: `filters.status`, `items[2]`, `(arguments)`.
     pub path: String,
+    /// What, as a sentence ending in a full stop.
     pub text: String,
 }
 

@@ -7,12 +7,19 @@ use serde_json::Value;
 pub struct TypeSet(pub u8);
 
 impl TypeSet {
+    /// `null`
     pub const NULL: u8 = 1;
+    /// `boolean`
     pub const BOOLEAN: u8 = 2;
+    /// `integer`
     pub const INTEGER: u8 = 4;
+    /// `number`
     pub const NUMBER: u8 = 8;
+    /// `string`
     pub const STRING: u8 = 16;
+    /// `array`
     pub const ARRAY: u8 = 32;
+    /// `object`
     pub const OBJECT: u8 = 64;
 
     /// Parses one type name; unknown names give `None`.
