@@ -176,6 +176,12 @@ describe('hostile input never crashes and never reaches a tool', () => {
     expect(v.message).toMatch(/^Invalid arguments for tool `search_db`: /)
   })
 
+  it('a raw lone surrogate is refused, never validated as U+FFFD and run as itself', () => {
+    const v = gate.check('search_db', '{"query":"a\uD800b","page":1}')
+    expect(v).toMatchObject({ outcome: 'rejected', reason: 'bad_arguments' })
+    expect(gate.check('search_db', { query: 'x\uDFFF', page: 1 }).reason).toBe('bad_arguments')
+  })
+
   it('an object with a __proto__ own key is refused, not merged', () => {
     const args = JSON.parse('{"query":"a","__proto__":{"isAdmin":true}}')
     expect(gate.check('search_db', args).reason).toBe('bad_arguments')

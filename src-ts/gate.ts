@@ -110,6 +110,11 @@ export class ToolGate {
       }
       text = serialized
     }
+    // A lone surrogate cannot cross into UTF-8 unchanged: the validator would see U+FFFD while
+    // the tool got the original text. Refuse instead (the core words the refusal).
+    if (!text.isWellFormed()) {
+      return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), 'the text holds a lone UTF-16 surrogate'), '')
+    }
     const wire = this.#check(this.#handle, String(tool), text)
     return this.#fromWire(tool, wire, text)
   }
