@@ -1,0 +1,63 @@
+// ToolGate.fromFile: JSON and YAML configs from real files, and the errors naming the file.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+import { ToolGate, ToolGateError } from '../src-ts/index'
+
+const dir = mkdtempSync(join(tmpdir(), 'toolgate-config-'))
+const write = (name: string, text: string) => {
+  const p = join(dir, name)
+  writeFileSync(p, text)
+  return p
+}
+
+function configError(fn: () => unknown): ToolGateError {
+  try {
+    fn()
+  } catch (e) {
+    expect(e).toBeInstanceOf(ToolGateError)
+    expect((e as ToolGateError).code).toBe('E_CONFIG')
+    return e as ToolGateError
+  }
+  throw new Error('expected E_CONFIG')
+}
+
+describe('ToolGate.fromFile', () => {
+  it('loads YAML', () => {
+    const p = write(
+      'toolgate.config.yaml',
+      `version: 1
+tools:
+  - name: get_weather
+    inputSchema:
+      type: object
+      properties:
+        days: { type: integer, default: 3 }
+`,
+    )
+    const v = ToolGate.fromFile(p).check('get_weather', '{}')
+    expect(v.arguments).toEqual({ days: 3 })
+  })
+
+  it('loads JSON', () => {
+    const p = write('toolgate.config.json', JSON.stringify({ tools: [{ name: 'a' }] }))
+    expect(ToolGate.fromFile(p).tools).toEqual(['a'])
+  })
+
+  it('names the file in every error', () => {
+    expect(configError(() => ToolGate.fromFile(join(dir, 'missing.json'))).message).toContain('missing.json')
+    const dup = write('dup.yaml', 'tools: []\ntools: []\n')
+    expect(configError(() => ToolGate.fromFile(dup)).message).toContain('dup.yaml')
+    const bad = write('bad.json', '{"tools":[{"name":"a","destructiv":true}]}')
+    const e = configError(() => ToolGate.fromFile(bad))
+    expect(e.message).toContain('bad.json')
+    expect(e.message).toContain('destructiv')
+  })
+
+  it('bounds YAML alias expansion', () => {
+    const bomb = write('bomb.yaml', 'a: &a [x, x, x, x, x, x, x, x, x]\n' + Array.from({ length: 120 }, (_, i) => `k${i}: *a`).join('\n') + '\ntools: []\n')
+    expect(configError(() => ToolGate.fromFile(bomb)).message).toMatch(/alias/i)
+  })
+})
