@@ -44,7 +44,7 @@ pub fn segs_from_pointer(pointer: &str, root: &Value) -> Vec<Seg> {
     let mut segs = Vec::new();
     let mut cur = Some(root);
     for raw in pointer.split('/').skip(1) {
-        let key = raw.replace("~1", "/").replace("~0", "~");
+        let key = if raw.contains('~') { raw.replace("~1", "/").replace("~0", "~") } else { raw.to_owned() };
         match cur {
             Some(Value::Array(a)) => match key.parse::<usize>() {
                 Ok(i) => {
@@ -78,7 +78,7 @@ pub fn problems_of(err: &ValidationError<'_>, root: &Value) -> Vec<Problem> {
         s.extend(extra);
         to_display(&s)
     };
-    let got = show(err.instance());
+    let got = || show(err.instance());
     let one = |text: String| vec![Problem { path: at(None), text }];
     match err.kind() {
         ValidationErrorKind::Required { property } => {
@@ -100,19 +100,19 @@ pub fn problems_of(err: &ValidationError<'_>, root: &Value) -> Vec<Problem> {
                     }
                 }
             }
-            one(format!("expected {}, got {}{}.", set.describe(), got, got_type_hint(err.instance())))
+            one(format!("expected {}, got {}{}.", set.describe(), got(), got_type_hint(err.instance())))
         }
-        ValidationErrorKind::Enum { options } => one(format!("must be one of {}; got {got}.", list(options))),
+        ValidationErrorKind::Enum { options } => one(format!("must be one of {}; got {}.", list(options), got())),
         ValidationErrorKind::Constant { expected_value } => {
-            one(format!("must be exactly {}; got {got}.", show(expected_value)))
+            one(format!("must be exactly {}; got {}.", show(expected_value), got()))
         }
-        ValidationErrorKind::Minimum { limit } => one(format!("must be at least {limit}; got {got}.")),
-        ValidationErrorKind::Maximum { limit } => one(format!("must be at most {limit}; got {got}.")),
-        ValidationErrorKind::ExclusiveMinimum { limit } => one(format!("must be greater than {limit}; got {got}.")),
-        ValidationErrorKind::ExclusiveMaximum { limit } => one(format!("must be less than {limit}; got {got}.")),
-        ValidationErrorKind::MultipleOf { multiple_of } => one(format!("must be a multiple of {multiple_of}; got {got}.")),
+        ValidationErrorKind::Minimum { limit } => one(format!("must be at least {limit}; got {got}.", got = got())),
+        ValidationErrorKind::Maximum { limit } => one(format!("must be at most {limit}; got {got}.", got = got())),
+        ValidationErrorKind::ExclusiveMinimum { limit } => one(format!("must be greater than {limit}; got {got}.", got = got())),
+        ValidationErrorKind::ExclusiveMaximum { limit } => one(format!("must be less than {limit}; got {got}.", got = got())),
+        ValidationErrorKind::MultipleOf { multiple_of } => one(format!("must be a multiple of {multiple_of}; got {got}.", got = got())),
         ValidationErrorKind::MinLength { limit } => {
-            one(format!("must be at least {limit} characters long; got {got}."))
+            one(format!("must be at least {limit} characters long; got {got}.", got = got()))
         }
         ValidationErrorKind::MaxLength { limit } => one(format!(
             "must be at most {limit} characters long; got {} characters.",
@@ -125,20 +125,20 @@ pub fn problems_of(err: &ValidationError<'_>, root: &Value) -> Vec<Problem> {
         ValidationErrorKind::MinProperties { limit } => one(format!("must have at least {limit} fields.")),
         ValidationErrorKind::MaxProperties { limit } => one(format!("must have at most {limit} fields.")),
         ValidationErrorKind::Pattern { pattern } => {
-            one(format!("must match the pattern {}; got {got}.", elide(pattern, 60)))
+            one(format!("must match the pattern {}; got {}.", elide(pattern, 60), got()))
         }
-        ValidationErrorKind::Format { format } => one(format!("must be a valid {format}; got {got}.")),
+        ValidationErrorKind::Format { format } => one(format!("must be a valid {format}; got {got}.", got = got())),
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
-            one(format!("does not match any of the allowed forms; got {got}."))
+            one(format!("does not match any of the allowed forms; got {got}.", got = got()))
         }
         ValidationErrorKind::OneOfMultipleValid { .. } => {
-            one(format!("matches more than one of the allowed forms; got {got}."))
+            one(format!("matches more than one of the allowed forms; got {got}.", got = got()))
         }
         ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => one("this value is not allowed.".into()),
         ValidationErrorKind::Contains => one("must contain at least one matching item.".into()),
         ValidationErrorKind::PropertyNames { .. } => one("has a field name that is not allowed.".into()),
         ValidationErrorKind::UnevaluatedItems { .. } => one("has items that are not allowed.".into()),
-        _ => one(format!("is invalid; got {got}.")),
+        _ => one(format!("is invalid; got {got}.", got = got())),
     }
 }
 
