@@ -61,3 +61,22 @@ tools:
     expect(configError(() => ToolGate.fromFile(bomb)).message).toMatch(/alias/i)
   })
 })
+
+describe('the shipped config JSON Schema', () => {
+  // The schema users point their editors at must agree with what the gate accepts.
+  it('accepts what the gate accepts and refuses what it refuses', async () => {
+    const { default: Ajv2020 } = await import('ajv/dist/2020')
+    const { demoConfig } = await import('../src-ts/cli/demo')
+    const schema = JSON.parse(require('node:fs').readFileSync(join(__dirname, '..', 'schema', 'toolgate.config.schema.json'), 'utf8'))
+    const validate = new Ajv2020({ strict: false }).compile(schema)
+    const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10 }, allowProtoKeys: false }
+    for (const ok of [demoConfig, full, { tools: [] }]) {
+      expect(validate(ok)).toBe(true)
+      expect(() => new ToolGate(ok as never)).not.toThrow()
+    }
+    for (const bad of [{ tools: [], policy: {} }, { tools: [{ name: 'a', inputSchem: {} }] }, { tools: [], limits: { maxDepth: 0 } }, { version: 2, tools: [] }]) {
+      expect(validate(bad)).toBe(false)
+      configError(() => new ToolGate(bad as never))
+    }
+  })
+})
