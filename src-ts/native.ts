@@ -15,11 +15,11 @@ export function native(): BindingModule {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     cached = require('../binding/index.js') as BindingModule
   } catch (err) {
-    const platform = `${process.platform}-${process.arch}`
+    const wanted = `toolgate-${platformTriple()}`
     throw new ToolGateError(
       'E_CONFIG',
-      `toolgate: no native binary could be loaded for ${platform} (looked for the package toolgate-${platform}-* and a local build in binding/). ` +
-        'To build from source: install Rust (https://rustup.rs), then run `npm run build` in a checkout. ' +
+      `toolgate: no native binary could be loaded for ${process.platform}-${process.arch} (looked for the package ${wanted} and a local build in binding/). ` +
+        'To build from source: install Rust (https://rustup.rs), then run `npm install` in a checkout of toolgate. ' +
         `Cause: ${err instanceof Error ? err.message : String(err)}`,
       { cause: err },
     )
@@ -28,3 +28,15 @@ export function native(): BindingModule {
 }
 
 export type BindingGate = BindingGateClass
+
+/** The napi-rs platform name of this process, as the per-platform packages are named (`linux-x64-gnu`). */
+export function platformTriple(): string {
+  let abi = ''
+  if (process.platform === 'linux') {
+    const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header
+    abi = header?.glibcVersionRuntime ? '-gnu' : '-musl'
+  } else if (process.platform === 'win32') {
+    abi = '-msvc'
+  }
+  return `${process.platform}-${process.arch}${abi}`
+}

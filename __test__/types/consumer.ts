@@ -1,0 +1,196 @@
+// A strict consumer of every public export of 'toolgate', compiled by __test__/types.test.ts
+// (`tsc -p __test__/types/tsconfig.json`) and never run. `toolgate` resolves through the
+// package's `exports` map to dist/index.d.ts: the types users get. Lines marked
+// `@ts-expect-error` are misuses that must keep failing to compile (an unused directive is an
+// error too), and the `Equal` checks pin the closed sets SPEC.md names.
+import {
+  ToolGate,
+  ToolGateError,
+  defineConfig,
+  type CallContext,
+  type Dialect,
+  type Flag,
+  type FlagCode,
+  type Outcome,
+  type Reason,
+  type ToolConfig,
+  type ToolGateConfig,
+  type ToolGateErrorCode,
+  type Verdict,
+} from 'toolgate'
+import * as toolgate from 'toolgate'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+type Expect<T extends true> = T
+
+// The closed sets of SPEC.md, exactly: adding or renaming a member must be a visible change.
+export type Checks = [
+  Expect<Equal<Outcome, 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'>>,
+  Expect<Equal<Dialect, 'openai' | 'openai-responses' | 'anthropic' | 'langchain' | 'pydantic-ai' | 'mcp' | 'ai-sdk' | 'gemini'>>,
+  Expect<
+    Equal<
+      Reason,
+      | 'unknown_tool'
+      | 'bad_arguments'
+      | 'surface'
+      | 'invalid'
+      | 'unresolved_resource'
+      | 'arg_glob'
+      | 'no_subject'
+      | 'deny_rule'
+      | 'no_rule'
+      | 'engine'
+      | 'loop'
+      | 'taint'
+      | 'audit_unavailable'
+      | 'confirm_required'
+      | 'token_invalid'
+    >
+  >,
+  Expect<Equal<ToolGateErrorCode, 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC'>>,
+  Expect<
+    Equal<
+      FlagCode,
+      | 'StringToInteger'
+      | 'StringToFloat'
+      | 'StringToBoolean'
+      | 'PrimitiveToString'
+      | 'WrappedScalarInArray'
+      | 'EnumCaseNormalized'
+      | 'EnumFuzzyMatched'
+      | 'PrunedUnknownProperty'
+      | 'InjectedDefaultValue'
+      | 'UnpackedStringifiedJson'
+      | 'PinnedArgument'
+    >
+  >,
+  Expect<Equal<ReturnType<ToolGate['check']>, Verdict>>,
+  Expect<Equal<ReturnType<typeof defineConfig>, ToolGateConfig>>,
+  Expect<Equal<typeof toolgate.ToolGate, typeof ToolGate>>,
+]
+
+/** Never called: the body only has to type-check. */
+export function usage(): string[] {
+  const out: string[] = []
+
+  const search: ToolConfig = {
+    name: 'search',
+    description: 'Search the index',
+    title: 'Search',
+    annotations: { readOnlyHint: true },
+    inputSchema: {
+      type: 'object',
+      properties: { query: { type: 'string' }, limit: { type: 'integer', default: 10 } },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    destructive: false,
+  }
+  const drop: ToolConfig = { name: 'drop_table', inputSchema: true, destructive: true }
+  const config: ToolGateConfig = defineConfig({
+    version: 1,
+    tools: [search, drop],
+    limits: { maxDepth: 32, maxArgumentBytes: 65_536 },
+    allowProtoKeys: false,
+  })
+
+  const gate = new ToolGate(config)
+  const fromText = new ToolGate(JSON.stringify(config))
+  const fromFile: ToolGate = ToolGate.fromFile('toolgate.config.yaml')
+  const names: readonly string[] = [...gate.tools, ...fromText.tools, ...fromFile.tools]
+  out.push(...names)
+
+  const ctx: CallContext = {
+    subject: 'user-1',
+    roles: ['analyst'],
+    identity: { team: 'search' },
+    purpose: 'audit',
+    context: { ip: '10.0.0.1' },
+    session: 'session-1',
+    surface: 'visitor',
+    callId: 'call-1',
+  }
+  const verdicts: Verdict[] = [
+    gate.check('search', '{"query":"rust","limit":"10"}', ctx),
+    gate.check('search', { query: 'rust' }),
+    gate.check('search', null),
+    gate.check('search', undefined),
+    gate.check('search', ''),
+  ]
+
+  for (const v of verdicts) {
+    const outcome: Outcome = v.outcome
+    const tool: string = v.tool
+    switch (outcome) {
+      case 'passed':
+      case 'repaired': {
+        const allowed: boolean = v.allowed
+        const args: Record<string, unknown> | undefined = v.arguments
+        const json: string | undefined = v.argumentsJson
+        out.push(`${tool} ${allowed} ${JSON.stringify(args)} ${json ?? ''}`)
+        break
+      }
+      case 'rejected':
+      case 'denied':
+      case 'confirm': {
+        const reason: Reason | undefined = v.reason
+        const message: string = v.message ?? ''
+        const token: string | undefined = v.confirmation?.token
+        out.push(`${tool} ${reason ?? ''} ${message} ${token ?? ''}`)
+        break
+      }
+      default: {
+        const exhaustive: never = outcome
+        out.push(exhaustive)
+      }
+    }
+    for (const f of v.flags) {
+      const flag: Flag = f
+      const code: FlagCode | (string & {}) = flag.code
+      out.push(`${code} ${flag.path} ${String(flag.from)} -> ${String(flag.to)}`)
+    }
+    out.push(v.action ?? '', v.resource ?? '', v.receipt ?? '', v.wouldBe ?? '', String(v.shadow ?? false))
+  }
+
+  const dialects: Dialect[] = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini']
+  out.push(...dialects)
+
+  try {
+    new ToolGate({ tools: [{ name: 'x', inputSchema: { type: 'nope' } }] })
+  } catch (err) {
+    if (err instanceof ToolGateError) {
+      const code: ToolGateErrorCode = err.code
+      const asError: Error = err
+      out.push(code, asError.message, err.name)
+    }
+  }
+  const made = new ToolGateError('E_CONFIG', 'config: unknown key `tols`', { cause: new Error('inner') })
+  out.push(made.code)
+
+  // Misuses that must not compile.
+  // @ts-expect-error the tool name is a string
+  gate.check(1, '{}')
+  // @ts-expect-error arguments are JSON text or an object, not a number
+  gate.check('search', 42)
+  // @ts-expect-error unknown config keys are errors (E_CONFIG at runtime, excess property here)
+  defineConfig({ tools: [], tols: [] })
+  // @ts-expect-error a misspelled tool key
+  defineConfig({ tools: [{ nmae: 'search' }] })
+  // @ts-expect-error `tools` is required
+  defineConfig({ version: 1 })
+  // @ts-expect-error only config version 1 exists
+  defineConfig({ version: 2, tools: [] })
+  // @ts-expect-error not an outcome
+  const wrongOutcome: Outcome = 'allowed'
+  // @ts-expect-error not an error code
+  new ToolGateError('E_NOPE', 'x')
+  // @ts-expect-error surface is visitor or operator
+  const wrongCtx: CallContext = { surface: 'admin' }
+  // @ts-expect-error the tool list is read-only
+  gate.tools.push('x')
+  // @ts-expect-error the error code is read-only
+  made.code = 'E_PAYLOAD'
+  out.push(String(wrongOutcome), String(wrongCtx))
+
+  return out
+}
