@@ -81,15 +81,7 @@ impl Gate {
         // change nothing, so it is skipped.
         let valid = t.schema.validator.is_valid(&value);
         if valid && !big_integer && (t.destructive || !t.schema.has_defaults) {
-            let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
-            return Verdict {
-                outcome,
-                untouched: outcome == Outcome::Passed && !normalized,
-                arguments: Some(value),
-                flags,
-                message: None,
-                reason: None,
-            };
+            return allowed(value, flags, normalized);
         }
         self.decide(t, value, valid, normalized, &mut flags)
     }
@@ -153,20 +145,26 @@ impl Gate {
         }
         let changed = flags.len() != before;
         if problems.is_empty() && (if changed { t.schema.validator.is_valid(&value) } else { valid }) {
-            let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
-            return Verdict {
-                outcome,
-                untouched: outcome == Outcome::Passed && !normalized,
-                arguments: Some(value),
-                flags: std::mem::take(flags),
-                message: None,
-                reason: None,
-            };
+            return allowed(value, std::mem::take(flags), normalized);
         }
         for err in t.schema.validator.iter_errors(&value) {
             problems.extend(problems_of(&err, &value));
         }
         Verdict::rejected(Reason::Invalid, invalid_message(&t.name, &problems))
+    }
+}
+
+/// The verdict for arguments that may run: `passed` when nothing changed (and, unless the root
+/// was normalized, the caller's own text is runnable as is), else `repaired`.
+fn allowed(value: Value, flags: Vec<Flag>, normalized: bool) -> Verdict {
+    let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
+    Verdict {
+        outcome,
+        untouched: outcome == Outcome::Passed && !normalized,
+        arguments: Some(value),
+        flags,
+        message: None,
+        reason: None,
     }
 }
 

@@ -90,11 +90,4 @@ impl Verdict {
             reason: Some(reason),
         }
     }
-
-    /// Compact JSON of this verdict (the binding's wire format).
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| {
-            r#"{"outcome":"rejected","flags":[],"reason":"bad_arguments","message":"The arguments could not be processed."}"#.to_string()
-        })
-    }
 }

@@ -58,9 +58,9 @@ fn to_js_error(e: GateError) -> Error<String> {
 /// per call than a class method (no class-identity or borrow bookkeeping), measured in bench/.
 static GATES: RwLock<Vec<Option<Arc<Gate>>>> = RwLock::new(Vec::new());
 
-fn register(gate: Gate) -> u32 {
+fn register(gate: Arc<Gate>) -> u32 {
     let mut gates = GATES.write().unwrap_or_else(|e| e.into_inner());
-    let gate = Some(Arc::new(gate));
+    let gate = Some(gate);
     match gates.iter().position(Option::is_none) {
         Some(i) => {
             gates[i] = gate;
@@ -102,9 +102,8 @@ impl BindingGate {
     pub fn new(config_json: String) -> std::result::Result<Self, Error<String>> {
         match catch_unwind(|| Gate::from_json(&config_json)) {
             Ok(Ok(gate)) => {
-                let handle = register(gate);
-                let gate = lookup(handle).ok_or_else(|| Error::new("E_CONFIG".to_string(), "gate registry failed".to_string()))?;
-                Ok(BindingGate { handle, gate })
+                let gate = Arc::new(gate);
+                Ok(BindingGate { handle: register(Arc::clone(&gate)), gate })
             }
             Ok(Err(e)) => Err(to_js_error(e)),
             Err(_) => Err(Error::new("E_CONFIG".to_string(), "toolgate could not compile this config".to_string())),

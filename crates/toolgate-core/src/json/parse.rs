@@ -103,6 +103,11 @@ fn quote(s: &str) -> String {
     q
 }
 
+/// Whether an integral float lies outside the i64 range (where "integer" stops being exact).
+pub(crate) fn beyond_i64(f: f64) -> bool {
+    f.fract() == 0.0 && !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f)
+}
+
 /// What a successful parse noticed on the way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParseInfo {
@@ -200,7 +205,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         Ok(Value::Number(v.into()))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        if v.fract() == 0.0 && !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) {
+        if beyond_i64(v) {
             self.state.big_integer.set(true);
         }
         match Number::from_f64(v) {

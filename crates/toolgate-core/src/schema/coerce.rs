@@ -11,7 +11,7 @@ use serde_json::{Map, Number, Value};
 use super::compile::{Additional, Branch, CompiledSchema, EnumInfo, Node, NodeId};
 use super::flag::{FlagCode, PendingFlag, PendingProblem};
 use super::types::TypeSet;
-use crate::json::parse::{parse_str, Limits, ParseError};
+use crate::json::parse::{beyond_i64, parse_str, Limits, ParseError};
 use crate::json::pointer::Seg;
 
 /// Most `$ref` hops followed at one value before repair gives up on that value.
@@ -384,7 +384,7 @@ fn integer_out_of_range(v: &Value) -> bool {
     match v {
         Value::Number(n) if n.is_u64() => n.as_u64().is_some_and(|u| u > i64::MAX as u64),
         Value::Number(n) if n.is_f64() => {
-            n.as_f64().is_some_and(|f| f.fract() == 0.0 && !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f))
+            n.as_f64().is_some_and(beyond_i64)
         }
         _ => false,
     }
