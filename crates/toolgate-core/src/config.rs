@@ -61,6 +61,13 @@ pub struct LimitsConfig {
     /// Largest arguments text in bytes; default 1 MiB.
     #[serde(default = "default_bytes")]
     pub max_argument_bytes: usize,
+    /// Largest whole turn `guard` reads, in bytes; default 8 MiB.
+    #[serde(default = "default_payload_bytes")]
+    pub max_payload_bytes: usize,
+}
+
+fn default_payload_bytes() -> usize {
+    8 << 20
 }
 
 fn default_depth() -> usize {
@@ -72,7 +79,7 @@ fn default_bytes() -> usize {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { max_depth: default_depth(), max_argument_bytes: default_bytes() }
+        LimitsConfig { max_depth: default_depth(), max_argument_bytes: default_bytes(), max_payload_bytes: default_payload_bytes() }
     }
 }
 
@@ -124,6 +131,9 @@ impl Config {
         }
         if l.max_argument_bytes == 0 {
             return Err(GateError::Config("config at `limits.maxArgumentBytes`: must be at least 1".into()));
+        }
+        if l.max_payload_bytes == 0 {
+            return Err(GateError::Config("config at `limits.maxPayloadBytes`: must be at least 1".into()));
         }
         let mut seen = std::collections::HashSet::new();
         for (i, t) in self.tools.iter().enumerate() {

@@ -12,15 +12,19 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod dialect;
 pub mod error;
 pub mod gate;
 pub mod json;
 pub mod schema;
 pub mod suggest;
+pub mod turn;
 pub mod verdict;
 
 pub use config::Config;
+pub use dialect::{Dialect, TurnOptions};
 pub use error::GateError;
 pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};
+pub use turn::{DialectChoice, TurnCall, TurnReport};
 pub use verdict::{Outcome, Reason, Verdict};

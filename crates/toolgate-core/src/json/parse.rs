@@ -6,11 +6,13 @@
 //! a tool therefore never see different values, and no JavaScript tool behind the gate can be
 //! prototype-polluted through it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+
+use super::pointer::Seg;
 
 /// Hard ceiling for nesting, below serde_json's own recursion guard, so the configured limit
 /// is always the one that answers.
@@ -134,18 +136,60 @@ fn parse_bytes(bytes: &[u8], limits: &Limits) -> Result<(Value, ParseInfo), Pars
     if bytes.len() > limits.max_bytes {
         return Err(ParseError::TooLarge { bytes: bytes.len(), limit: limits.max_bytes });
     }
-    let state = State { limits, failure: Cell::new(None), big_integer: Cell::new(false) };
+    let state = State::new(limits, None);
+    let (value, state) = run(bytes, state)?;
+    Ok((value, ParseInfo { big_integer: state.big_integer.get() }))
+}
+
+fn run<'a>(bytes: &[u8], state: State<'a>) -> Result<(Value, State<'a>), ParseError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let seed = ValueSeed { depth: 0, state: &state };
+    let seed = ValueSeed { depth: 0, state: &state, path: None };
     let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match result {
-        Ok(v) => Ok((v, ParseInfo { big_integer: state.big_integer.get() })),
+        Ok(v) => Ok((v, state)),
         Err(e) => Err(match state.failure.take() {
             Some(kind) => kind,
             None => classify(&e),
         }),
     }
 }
+
+/// Extra nesting a payload's envelope may add around arguments (a chat completion holds its
+/// arguments five levels down; an MCP batch six).
+pub const ENVELOPE_DEPTH: usize = 12;
+
+/// A whole model turn, parsed strictly, with what the parse noticed on the way.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedPayload {
+    /// The payload (duplicate keys keep their first value; prototype keys are left out).
+    pub value: Value,
+    /// Some integral number lies beyond the i64 range.
+    pub big_integer: bool,
+    /// Duplicate and prototype keys, each with the path of the offending key. The caller decides
+    /// whether a problem lies inside one call's arguments (that call is refused) or in the
+    /// envelope (the payload is broken).
+    pub problems: Vec<(Vec<Seg>, ParseError)>,
+}
+
+/// Parses a whole model turn under `limits` (size bounded by `max_payload_bytes`, depth by the
+/// arguments limit plus [`ENVELOPE_DEPTH`]). Unlike [`parse_str`], duplicate and prototype keys do
+/// not end the parse: they are recorded with their path so one broken call does not hide the
+/// turn's other calls. Syntax errors, size, depth and non-finite numbers still fail.
+pub fn parse_payload(bytes: &[u8], limits: &Limits, max_payload_bytes: usize) -> Result<ParsedPayload, ParseError> {
+    if bytes.len() > max_payload_bytes {
+        return Err(ParseError::TooLarge { bytes: bytes.len(), limit: max_payload_bytes });
+    }
+    let wide = Limits { max_depth: (limits.max_depth + ENVELOPE_DEPTH).min(PAYLOAD_DEPTH_CEILING), max_bytes: max_payload_bytes, ..*limits };
+    let problems = RefCell::new(Vec::new());
+    let state = State::new(&wide, Some(&problems));
+    let (value, state) = run(bytes, state)?;
+    let big_integer = state.big_integer.get();
+    drop(state);
+    Ok(ParsedPayload { value, big_integer, problems: problems.into_inner() })
+}
+
+/// Below serde_json's own recursion limit (128), so ours always answers first.
+const PAYLOAD_DEPTH_CEILING: usize = 124;
 
 fn classify(e: &serde_json::Error) -> ParseError {
     let text = e.to_string();
@@ -159,13 +203,31 @@ fn classify(e: &serde_json::Error) -> ParseError {
     ParseError::Syntax { detail, line: e.line(), column: e.column() }
 }
 
+type Problems = RefCell<Vec<(Vec<Seg>, ParseError)>>;
+
 struct State<'a> {
     limits: &'a Limits,
     failure: Cell<Option<ParseError>>,
     big_integer: Cell<bool>,
+    /// Payload mode: key problems are recorded here instead of failing the parse.
+    record: Option<&'a Problems>,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    fn new(limits: &'a Limits, record: Option<&'a Problems>) -> Self {
+        State { limits, failure: Cell::new(None), big_integer: Cell::new(false), record }
+    }
+
+    /// Fails the parse, or in payload mode records the problem at `path` and goes on.
+    fn key_problem<E: de::Error>(&self, path: Option<&PathNode<'_>>, kind: ParseError) -> Result<(), E> {
+        match self.record {
+            Some(list) => {
+                list.borrow_mut().push((PathNode::collect(path), kind));
+                Ok(())
+            }
+            None => Err(self.fail(kind)),
+        }
+    }
     fn fail<E: de::Error>(&self, kind: ParseError) -> E {
         let msg = kind.to_string();
         self.failure.set(Some(kind));
@@ -173,20 +235,43 @@ impl State<'_> {
     }
 }
 
-#[derive(Clone, Copy)]
-struct ValueSeed<'s, 'a> {
-    depth: usize,
-    state: &'s State<'a>,
+/// The path to the value being parsed, as a chain of stack frames (built only by reference).
+struct PathNode<'p> {
+    parent: Option<&'p PathNode<'p>>,
+    key: Option<&'p str>,
+    index: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
+impl PathNode<'_> {
+    fn collect(mut node: Option<&PathNode<'_>>) -> Vec<Seg> {
+        let mut segs = Vec::new();
+        while let Some(n) = node {
+            segs.push(match n.key {
+                Some(k) => Seg::Key(k.to_owned()),
+                None => Seg::Index(n.index),
+            });
+            node = n.parent;
+        }
+        segs.reverse();
+        segs
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ValueSeed<'s, 'a, 'p> {
+    depth: usize,
+    state: &'s State<'a>,
+    path: Option<&'p PathNode<'p>>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_> {
     type Value = Value;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
+impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -225,8 +310,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let inner = self.enter()?;
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(v) = seq.next_element_seed(inner)? {
-            out.push(v);
+        loop {
+            let node = PathNode { parent: self.path, key: None, index: out.len() };
+            let seed = ValueSeed { path: Some(&node), ..inner };
+            match seq.next_element_seed(seed)? {
+                Some(v) => out.push(v),
+                None => break,
+            }
         }
         Ok(Value::Array(out))
     }
@@ -234,18 +324,27 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         let inner = self.enter()?;
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if !self.state.limits.allow_proto_keys && key == "__proto__" {
-                return Err(self.state.fail(ParseError::ProtoKey { key }));
+            let node = PathNode { parent: self.path, key: Some(&key), index: 0 };
+            let seed = ValueSeed { path: Some(&node), ..inner };
+            let problem = if !self.state.limits.allow_proto_keys && key == "__proto__" {
+                Some(ParseError::ProtoKey { key: key.clone() })
+            } else if out.contains_key(&key) {
+                Some(ParseError::DuplicateKey { key: key.clone() })
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                self.state.key_problem(Some(&node), problem)?;
+                map.next_value_seed(seed)?; // payload mode: the first value stays, this one is left out
+                continue;
             }
-            if out.contains_key(&key) {
-                return Err(self.state.fail(ParseError::DuplicateKey { key }));
-            }
-            let value = map.next_value_seed(inner)?;
+            let value = map.next_value_seed(seed)?;
             if !self.state.limits.allow_proto_keys
                 && key == "constructor"
                 && value.as_object().is_some_and(|o| o.contains_key("prototype"))
             {
-                return Err(self.state.fail(ParseError::ProtoKey { key: "constructor.prototype".into() }));
+                self.state.key_problem(Some(&node), ParseError::ProtoKey { key: "constructor.prototype".into() })?;
+                continue;
             }
             out.insert(key, value);
         }
@@ -253,14 +352,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     }
 }
 
-impl ValueSeed<'_, '_> {
+impl<'s, 'a, 'p> ValueSeed<'s, 'a, 'p> {
     fn enter<E: de::Error>(self) -> Result<Self, E> {
         let depth = self.depth + 1;
-        let limit = self.state.limits.max_depth.min(MAX_DEPTH_CEILING);
+        let ceiling = if self.state.record.is_some() { PAYLOAD_DEPTH_CEILING } else { MAX_DEPTH_CEILING };
+        let limit = self.state.limits.max_depth.min(ceiling);
         if depth > limit {
             return Err(self.state.fail(ParseError::TooDeep { limit }));
         }
-        Ok(ValueSeed { depth, state: self.state })
+        Ok(ValueSeed { depth, ..self })
     }
 }
 
@@ -325,6 +425,22 @@ mod tests {
         assert!(!parse_str_info(r#"{"a":9223372036854775807,"b":-1.5e3}"#, &l).unwrap().1.big_integer);
         assert!(parse_str_info(r#"{"a":9223372036854775808}"#, &l).unwrap().1.big_integer);
         assert!(parse_str_info(r#"{"a":[1e19]}"#, &l).unwrap().1.big_integer);
+    }
+
+    #[test]
+    fn payload_mode_records_key_problems_with_their_path() {
+        let text = r#"{"content":[{"input":{"a":1,"a":2}},{"input":{"__proto__":{}}}],"x":1}"#;
+        let parsed = parse_payload(text.as_bytes(), &Limits::default(), 1 << 20).unwrap();
+        assert_eq!(parsed.value, serde_json::json!({"content":[{"input":{"a":1}},{"input":{}}],"x":1}));
+        let k = |s: &str| Seg::Key(s.into());
+        assert_eq!(parsed.problems[0], (vec![k("content"), Seg::Index(0), k("input"), k("a")], ParseError::DuplicateKey { key: "a".into() }));
+        assert_eq!(parsed.problems[1].0, vec![k("content"), Seg::Index(1), k("input"), k("__proto__")]);
+        assert!(matches!(parse_payload(b"{\"a\":", &Limits::default(), 1 << 20), Err(ParseError::Syntax { .. })));
+        assert!(matches!(parse_payload(b"[1,2]", &Limits::default(), 3), Err(ParseError::TooLarge { .. })));
+        let deep = "[".repeat(77) + &"]".repeat(77);
+        assert!(parse_payload(deep.as_bytes(), &Limits::default(), 1 << 20).is_err());
+        let ok = "[".repeat(76) + &"]".repeat(76);
+        assert!(parse_payload(ok.as_bytes(), &Limits::default(), 1 << 20).is_ok());
     }
 
     #[test]

@@ -1,0 +1,167 @@
+//! OpenAI Chat Completions: `choices[].message.tool_calls[]`, arguments as a JSON string;
+//! refusals answered as `{ role: "tool", tool_call_id, content }` messages.
+
+use serde_json::{json, Map, Value};
+
+use super::shape::{self, broken, key, index, Path};
+use super::{Args, Call, Codec, Dialect, Found, Refusal, TurnOptions};
+use crate::error::GateError;
+
+/// The Chat Completions codec.
+pub struct OpenAi;
+
+const D: Dialect = Dialect::OpenAi;
+
+impl Codec for OpenAi {
+    fn dialect(&self) -> Dialect {
+        D
+    }
+
+    fn recognizes(&self, payload: &Value) -> bool {
+        match payload {
+            Value::Object(m) => {
+                m.get("object").and_then(Value::as_str) == Some("chat.completion")
+                    || m.get("choices").is_some_and(Value::is_array)
+                    || (m.contains_key("message") && m.contains_key("finish_reason"))
+                    || is_message(payload)
+            }
+            Value::Array(list) => !list.is_empty() && list.iter().all(|m| m.get("role").is_some_and(Value::is_string)) && list.iter().any(|m| m.get("tool_calls").is_some() || m.get("role").and_then(Value::as_str) == Some("tool")),
+            _ => false,
+        }
+    }
+
+    fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
+        let mut found = Found::default();
+        match payload {
+            Value::Array(list) => read_conversation(list, &mut found)?,
+            Value::Object(m) if m.contains_key("choices") => {
+                let choices = shape::array(D, &key(&[], "choices"), &m["choices"])?;
+                for (i, choice) in choices.iter().enumerate() {
+                    let p = index(&key(&[], "choices"), i);
+                    let c = shape::object(D, &p, choice)?;
+                    let msg = c.get("message").ok_or_else(|| broken(D, &p, "missing `message`"))?;
+                    read_message(msg, key(&p, "message"), &mut found)?;
+                }
+            }
+            Value::Object(m) if m.contains_key("message") && !m.contains_key("role") => {
+                read_message(&m["message"], key(&[], "message"), &mut found)?;
+            }
+            Value::Object(_) => read_message(payload, Vec::new(), &mut found)?,
+            other => return Err(broken(D, &[], format!("expected a chat.completion, a message or a message list, got {}", crate::schema::types::type_name(other)))),
+        }
+        Ok(found)
+    }
+
+    fn feedback(&self, _payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
+        refused
+            .iter()
+            .map(|r| json!({ "role": "tool", "tool_call_id": r.call.call_id, "content": shape::message_of(r.verdict) }))
+            .collect()
+    }
+
+    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+        let (path, list) = tool_list(D, tools);
+        shape::retain_named(D, &path, list, keep, chat_tool_name)
+    }
+}
+
+/// The name of a Chat Completions tool definition: `function.name` (or `custom.name`).
+fn chat_tool_name(t: &Value) -> Option<&str> {
+    let kind = shape::type_of(t).unwrap_or("function");
+    t.get(kind).and_then(|f| f.get("name")).and_then(Value::as_str)
+}
+
+/// A tool list or a request body holding one under `tools`.
+pub(super) fn tool_list(_d: Dialect, tools: &mut Value) -> (Path, &mut Value) {
+    if tools.get("tools").is_some() && !tools.is_array() {
+        let list = tools.get_mut("tools").expect("checked above");
+        return (key(&[], "tools"), list);
+    }
+    (Vec::new(), tools)
+}
+
+/// A Chat Completions message: a role, and tool calls or plain (string or null) content. A
+/// message whose content is a block list without `tool_calls` is left to the dialects whose
+/// messages look like that.
+fn is_message(v: &Value) -> bool {
+    v.get("role").is_some_and(Value::is_string)
+        && (v.get("tool_calls").is_some()
+            || v.get("function_call").is_some()
+            || v.get("tool_call_id").is_some()
+            || matches!(v.get("content"), Some(Value::String(_) | Value::Null)))
+}
+
+/// A message list: the calls still pending are those of assistant messages with no later
+/// `tool` message answering their id.
+fn read_conversation(list: &[Value], found: &mut Found) -> Result<(), GateError> {
+    let mut answered = ahash::AHashSet::new();
+    for m in list {
+        if m.get("role").and_then(Value::as_str) == Some("tool") {
+            if let Some(id) = m.get("tool_call_id").and_then(Value::as_str) {
+                answered.insert(id);
+            }
+        }
+    }
+    for (i, m) in list.iter().enumerate() {
+        let p = index(&[], i);
+        let obj = shape::object(D, &p, m)?;
+        if obj.get("role").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        let mut mine = Found::default();
+        read_message(m, p, &mut mine)?;
+        found.calls.extend(mine.calls.into_iter().filter(|c| !answered.contains(c.call_id.as_str())));
+    }
+    Ok(())
+}
+
+fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateError> {
+    let m = shape::object(D, &path, msg)?;
+    let calls = match m.get("tool_calls") {
+        None | Some(Value::Null) => return read_legacy_function_call(m, path, found),
+        Some(v) => shape::array(D, &key(&path, "tool_calls"), v)?,
+    };
+    for (j, call) in calls.iter().enumerate() {
+        let p = index(&key(&path, "tool_calls"), j);
+        let c = shape::object(D, &p, call)?;
+        let id = shape::opt_string(D, &p, c, "id")?;
+        let kind = shape::opt_string(D, &p, c, "type")?.unwrap_or("function");
+        let fp = key(&p, kind);
+        let f = shape::object(D, &fp, c.get(kind).ok_or_else(|| broken(D, &p, format!("missing `{kind}`")))?)?;
+        let name = shape::string(D, &fp, f, "name")?;
+        let member = if kind == "function" { "arguments" } else { "input" };
+        found.calls.push(Call {
+            call_id: shape::id_or_index(id, found.calls.len()),
+            wire_id: id.filter(|s| !s.is_empty()).map(|s| Value::String(s.to_owned())),
+            tool: name.to_owned(),
+            args: args_of(f, member),
+            slot: key(&fp, member),
+        });
+    }
+    Ok(())
+}
+
+/// The deprecated single `function_call` member (no id: the call id is its index).
+fn read_legacy_function_call(m: &Map<String, Value>, path: Path, found: &mut Found) -> Result<(), GateError> {
+    let Some(fc) = m.get("function_call").filter(|v| !v.is_null()) else { return Ok(()) };
+    let fp = key(&path, "function_call");
+    let f = shape::object(D, &fp, fc)?;
+    let name = shape::string(D, &fp, f, "name")?;
+    found.calls.push(Call {
+        call_id: found.calls.len().to_string(),
+        wire_id: None,
+        tool: name.to_owned(),
+        args: args_of(f, "arguments"),
+        slot: key(&fp, "arguments"),
+    });
+    Ok(())
+}
+
+/// `arguments` is a JSON string on the wire; an object sent in its place is read as one.
+fn args_of(f: &Map<String, Value>, member: &str) -> Args {
+    match f.get(member) {
+        None | Some(Value::Null) => Args::Missing,
+        Some(Value::String(s)) => Args::Text(s.clone()),
+        Some(other) => Args::Value(other.clone()),
+    }
+}

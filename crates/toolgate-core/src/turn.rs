@@ -1,0 +1,338 @@
+//! `guard`: one whole model turn in a dialect's wire shape → a [`TurnReport`]. Written once
+//! against the [`Codec`] trait; the stream assemblers finish through the same
+//! [`Gate::finish_turn`], so a streamed turn and a whole one are answered alike.
+
+use ahash::AHashSet;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions};
+use crate::error::GateError;
+use crate::gate::Gate;
+use crate::json::parse::{parse_payload, ParseError, ParsedPayload};
+use crate::json::pointer::Seg;
+use crate::verdict::{Outcome, Verdict};
+
+/// One call of a turn and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnCall {
+    /// The wire id as a string, or `"{index}"` where the payload has none.
+    pub call_id: String,
+    /// The tool the model asked for.
+    pub tool: String,
+    /// The decision.
+    pub verdict: Verdict,
+    /// Present iff allowed: the caller's own text when it runs unchanged, else the arguments
+    /// serialized.
+    pub arguments_json: Option<String>,
+}
+
+/// The answer for a whole turn (SPEC.md `TurnReport`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnReport {
+    /// The dialect read (what `auto` recognized).
+    pub dialect: Dialect,
+    /// Every call in payload order; empty for a text-only turn.
+    pub calls: Vec<TurnCall>,
+    /// The turn with repaired arguments written back; `None` when nothing was repaired (the
+    /// payload as given is then the answer).
+    pub payload: Option<Value>,
+    /// The answers for refused calls, grouped as the dialect's API requires.
+    pub feedback: Vec<Value>,
+    /// Tools the provider ran itself: reported, not gated.
+    pub provider_executed: Vec<ProviderCall>,
+}
+
+/// How `guard` is told which dialect to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialectChoice {
+    /// This dialect.
+    Is(Dialect),
+    /// Recognize it from the payload's shape.
+    Auto,
+}
+
+impl std::str::FromStr for DialectChoice {
+    type Err = GateError;
+    fn from_str(s: &str) -> Result<Self, GateError> {
+        if s == "auto" {
+            Ok(DialectChoice::Auto)
+        } else {
+            s.parse().map(DialectChoice::Is)
+        }
+    }
+}
+
+impl Gate {
+    /// Guards a whole turn given as raw JSON text (parsed once, strictly: a duplicate or
+    /// prototype key inside one call's arguments refuses that call; anywhere else it is
+    /// `E_PAYLOAD`).
+    pub fn guard(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions) -> Result<TurnReport, GateError> {
+        let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes())
+            .map_err(|e| payload_parse_error(choice, &e))?;
+        self.guard_parsed(choice, parsed, opts)
+    }
+
+    /// Guards a turn already parsed (with its parse problems).
+    pub fn guard_parsed(&self, choice: DialectChoice, parsed: ParsedPayload, opts: &TurnOptions) -> Result<TurnReport, GateError> {
+        let (d, found) = match choice {
+            DialectChoice::Is(d) => (d, d.codec().read(&parsed.value, opts)?),
+            DialectChoice::Auto => dialect::detect(&parsed.value, opts)?,
+        };
+        let mut broken: Vec<Option<ParseError>> = vec![None; found.calls.len()];
+        for (path, problem) in parsed.problems {
+            let owner = found.calls.iter().position(|c| matches!(c.args, Args::Value(_)) && path.starts_with(&c.slot));
+            match owner {
+                Some(i) => {
+                    broken[i].get_or_insert(problem);
+                }
+                None => return Err(dialect::shape::broken(d, &path, problem_text(&problem))),
+            }
+        }
+        let check_size = payload_could_hold_large_arguments(&parsed.value, self);
+        let verdicts = found
+            .calls
+            .iter()
+            .zip(broken)
+            .map(|(call, problem)| match problem {
+                Some(p) => self.refuse_arguments(&call.tool, &p),
+                None => self.check_call(call, parsed.big_integer, check_size),
+            })
+            .collect();
+        self.finish_turn(d, parsed.value, found, verdicts)
+    }
+
+    /// Decides one call found in a payload.
+    pub fn check_call(&self, call: &Call, big_integer: bool, check_size: bool) -> Verdict {
+        match &call.args {
+            Args::Text(text) => self.check(&call.tool, text),
+            Args::Missing => self.check(&call.tool, ""),
+            Args::Value(v) => {
+                if check_size {
+                    let bytes = serialized_len(v);
+                    let limit = self.limits().max_bytes;
+                    if bytes > limit {
+                        return self.refuse_arguments(&call.tool, &ParseError::TooLarge { bytes, limit });
+                    }
+                }
+                self.check_value(&call.tool, v.clone(), big_integer)
+            }
+        }
+    }
+
+    /// Assembles the report from calls already decided: writes repairs back into `payload`,
+    /// builds the dialect's feedback for refused calls. Duplicate call ids are `E_PAYLOAD` (a
+    /// host could not answer each id exactly once).
+    pub fn finish_turn(&self, d: Dialect, mut payload: Value, found: Found, verdicts: Vec<Verdict>) -> Result<TurnReport, GateError> {
+        let mut seen = AHashSet::with_capacity(found.calls.len());
+        for c in &found.calls {
+            if c.wire_id.is_some() && !seen.insert(c.call_id.as_str()) {
+                return Err(dialect::shape::broken(d, &c.slot[..c.slot.len().saturating_sub(1)], format!("the call id {:?} appears twice in one turn", c.call_id)));
+            }
+        }
+        let mut changed = false;
+        for (call, v) in found.calls.iter().zip(&verdicts) {
+            if v.outcome == Outcome::Repaired {
+                if let Some(args) = &v.arguments {
+                    let replacement = match call.args {
+                        Args::Text(_) => Value::String(serde_json::to_string(args).unwrap_or_default()),
+                        _ => args.clone(),
+                    };
+                    changed |= write_at(&mut payload, &call.slot, replacement);
+                }
+            }
+        }
+        let refused: Vec<Refusal<'_>> = found
+            .calls
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| !v.allowed())
+            .map(|(call, verdict)| Refusal { call, verdict })
+            .collect();
+        let feedback = if refused.is_empty() { Vec::new() } else { d.codec().feedback(&payload, &refused) };
+        let calls = found
+            .calls
+            .into_iter()
+            .zip(verdicts)
+            .map(|(call, verdict)| {
+                let arguments_json = verdict.arguments.as_ref().map(|a| match (&call.args, verdict.untouched) {
+                    (Args::Text(t), true) => t.clone(),
+                    _ => serde_json::to_string(a).unwrap_or_default(),
+                });
+                TurnCall { call_id: call.call_id, tool: call.tool, verdict, arguments_json }
+            })
+            .collect();
+        Ok(TurnReport {
+            dialect: d,
+            calls,
+            payload: changed.then_some(payload),
+            feedback,
+            provider_executed: found.provider_executed,
+        })
+    }
+}
+
+/// Replaces (or inserts, for a missing last key) the value at `path`; false if the path does not
+/// lead anywhere (it always does for a path a codec found).
+fn write_at(root: &mut Value, path: &[Seg], value: Value) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        *root = value;
+        return true;
+    };
+    let mut cur = root;
+    for seg in parents {
+        cur = match (seg, cur) {
+            (Seg::Key(k), Value::Object(m)) => match m.get_mut(k) {
+                Some(v) => v,
+                None => return false,
+            },
+            (Seg::Index(i), Value::Array(a)) => match a.get_mut(*i) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (last, cur) {
+        (Seg::Key(k), Value::Object(m)) => {
+            m.insert(k.clone(), value);
+            true
+        }
+        (Seg::Index(i), Value::Array(a)) if *i < a.len() => {
+            a[*i] = value;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether any one object argument could exceed the size limit: only when the whole payload's
+/// serialized form could (cheap upper bound first, exact count only then).
+fn payload_could_hold_large_arguments(payload: &Value, gate: &Gate) -> bool {
+    let limit = gate.limits().max_bytes;
+    limit < gate.max_payload_bytes() && serialized_len(payload) > limit
+}
+
+fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+fn problem_text(p: &ParseError) -> String {
+    match p {
+        ParseError::DuplicateKey { key } => format!("the key {key:?} appears twice in one object"),
+        ParseError::ProtoKey { key } => format!("the key {key:?} is not allowed"),
+        other => other.to_string(),
+    }
+}
+
+fn payload_parse_error(choice: DialectChoice, e: &ParseError) -> GateError {
+    let who = match choice {
+        DialectChoice::Is(d) => format!("{d} payload"),
+        DialectChoice::Auto => "payload".to_owned(),
+    };
+    let what = match e {
+        ParseError::TooLarge { bytes, limit } => format!("{bytes} bytes, over the limit of {limit} bytes (limits.maxPayloadBytes)"),
+        ParseError::TooDeep { limit } => format!("nested deeper than {limit} levels"),
+        ParseError::Syntax { detail, line, column } => format!("not valid JSON ({detail} at line {line}, column {column})"),
+        ParseError::NonFinite => "a number is out of range (NaN, Infinity and values beyond 64-bit floats are not allowed)".to_owned(),
+        other => problem_text(other),
+    };
+    GateError::Payload(format!("{who}: {what}"))
+}
+
+/// The report as the binding's JSON wire (read by `src-ts/gate.ts`): `calls[]` carry
+/// `argumentsJson` (not `arguments`: the TS side parses it once), `payload` only when changed.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireReport<'a> {
+    dialect: &'static str,
+    calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<&'a Value>,
+    feedback: &'a [Value],
+    provider_executed: Vec<WireProvider<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireCall<'a> {
+    call_id: &'a str,
+    tool: &'a str,
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments_json: Option<&'a str>,
+    flags: &'a [crate::schema::flag::Flag],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireProvider<'a> {
+    call_id: &'a str,
+    tool: &'a str,
+    kind: &'a str,
+}
+
+impl TurnReport {
+    /// Serializes the report for the binding (see [`WireReport`]'s doc).
+    pub fn to_wire(&self) -> String {
+        let w = WireReport {
+            dialect: self.dialect.as_str(),
+            calls: self
+                .calls
+                .iter()
+                .map(|c| WireCall {
+                    call_id: &c.call_id,
+                    tool: &c.tool,
+                    outcome: c.verdict.outcome.as_str(),
+                    arguments_json: c.arguments_json.as_deref(),
+                    flags: &c.verdict.flags,
+                    message: c.verdict.message.as_deref(),
+                    reason: c.verdict.reason.map(|r| r.as_str()),
+                })
+                .collect(),
+            payload: self.payload.as_ref(),
+            feedback: &self.feedback,
+            provider_executed: self
+                .provider_executed
+                .iter()
+                .map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind })
+                .collect(),
+        };
+        serde_json::to_string(&w).unwrap_or_default()
+    }
+}
+
+/// Filters a tool list in `d`'s request shape to what this gate lets a caller call (every
+/// declared tool until a policy exists; undeclared tools are always removed).
+impl Gate {
+    /// See the module docs: `tools` is JSON text in `d`'s request shape; the answer is the same
+    /// shape, serialized.
+    pub fn filter_tools(&self, d: Dialect, tools: &str) -> Result<String, GateError> {
+        let mut value = parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes())
+            .map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?
+            .value;
+        d.codec().filter_tools(&mut value, &|name| self.declares(name))?;
+        Ok(serde_json::to_string(&value).unwrap_or_default())
+    }
+
+    /// Which of `names` this caller may see (for tool lists the host holds as live objects).
+    pub fn visible(&self, names: &[String]) -> Vec<bool> {
+        names.iter().map(|n| self.declares(n)).collect()
+    }
+}
