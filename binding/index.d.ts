@@ -29,3 +29,22 @@ export declare class BindingGate {
  * module's docs. Never throws: an unknown handle is a refusal.
  */
 export declare function check(handle: number, tool: string, args: string): string
+
+/**
+ * Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;
+ * answers the same shape as JSON text.
+ */
+export declare function filterTools(handle: number, dialect: string, tools: string): string
+
+/**
+ * Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
+ * JSON (see `TurnReport::to_wire`). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+ * dialect and the JSON path.
+ */
+export declare function guard(handle: number, dialect: string, payload: string, options: string): string
+
+/**
+ * Which of `names` a caller may see (for tool lists held as live objects: AI SDK records,
+ * LangChain tool instances).
+ */
+export declare function visibleTools(handle: number, names: Array<string>): Array<boolean>

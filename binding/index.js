@@ -837,3 +837,6 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BindingGate = nativeBinding.BindingGate
 module.exports.check = nativeBinding.check
+module.exports.filterTools = nativeBinding.filterTools
+module.exports.guard = nativeBinding.guard
+module.exports.visibleTools = nativeBinding.visibleTools

@@ -4,7 +4,9 @@ import { parse as parseYaml } from 'yaml'
 
 import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
-import type { CallContext, Flag, Outcome, Reason, ToolGateConfig, Verdict } from './types'
+import { filterToolList } from './tools'
+import { payloadText, readTurnWire } from './turn'
+import type { CallContext, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
 
 /**
  * The gate between an agent and its tools. Construct once (every schema is compiled here),
@@ -22,6 +24,7 @@ export class ToolGate {
   readonly #handle: number
   readonly #check: (handle: number, tool: string, args: string) => string
   readonly #tools: readonly string[]
+  readonly #native: ReturnType<typeof native>
 
   /**
    * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
@@ -41,7 +44,8 @@ export class ToolGate {
         throw new ToolGateError('E_CONFIG', `config: cannot be serialized to JSON (${(err as Error).message})`, { cause: err })
       }
     }
-    const { BindingGate: Binding, check } = native()
+    this.#native = native()
+    const { BindingGate: Binding, check } = this.#native
     try {
       this.#binding = new Binding(text)
     } catch (err) {
@@ -117,6 +121,51 @@ export class ToolGate {
     }
     const wire = this.#check(this.#handle, String(tool), text)
     return this.#fromWire(tool, wire, text)
+  }
+
+  /**
+   * Guards a whole model turn: reads every tool call in `opts.dialect`'s wire shape (or
+   * recognizes the shape with `'auto'`), decides each, and answers a {@link TurnReport}: the
+   * verdicts in payload order, the calls to run with their exact arguments, the payload with
+   * repairs written back, and `feedback` for refused calls shaped as the dialect's API wants it.
+   * `payload` is raw JSON text (the hot path: parsed once, strictly, in Rust) or a parsed value.
+   * A call's broken arguments refuse that call only; a broken turn throws `ToolGateError`
+   * `E_PAYLOAD` naming the dialect and JSON path; an unknown dialect, or a turn `'auto'` cannot
+   * tell, throws `E_DIALECT`.
+   */
+  guard(payload: string | object, opts: GuardOptions): TurnReport {
+    const dialect = opts?.dialect
+    if (typeof dialect !== 'string') {
+      throw new ToolGateError('E_DIALECT', 'guard: `dialect` is required (a Dialect name or "auto")')
+    }
+    const text = payloadText(payload, `${dialect} payload`)
+    const options = opts.protocolVersion === undefined ? '' : JSON.stringify({ protocolVersion: opts.protocolVersion })
+    let wire: string
+    try {
+      wire = this.#native.guard(this.#handle, dialect, text, options)
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    }
+    return readTurnWire(wire, payload, text)
+  }
+
+  /**
+   * Returns `tools` — a tool list in `opts.dialect`'s request shape (OpenAI `tools[]`, Anthropic
+   * `tools[]`, MCP `tools/list` result, AI SDK tool record, Gemini `functionDeclarations` …, or a
+   * request body holding one) — with only the tools this caller could call. Undeclared tools are
+   * always removed. AI SDK records and LangChain tool arrays keep the caller's own tool objects.
+   */
+  filterTools<T>(tools: T, opts: FilterToolsOptions): T {
+    const dialect = opts?.dialect
+    if (typeof dialect !== 'string') {
+      throw new ToolGateError('E_DIALECT', 'filterTools: `dialect` is required')
+    }
+    const n = this.#native
+    try {
+      return filterToolList(tools, dialect, (names) => n.visibleTools(this.#handle, names), (d, t) => n.filterTools(this.#handle, d, t))
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    }
   }
 
   #fromWire(tool: string, wire: string, text: string): Verdict {

@@ -7,6 +7,11 @@ export { ToolGateError, type ToolGateErrorCode } from './errors'
 export type {
   CallContext,
   Dialect,
+  FilterToolsOptions,
+  GuardOptions,
+  ProviderExecutedCall,
+  TurnCall,
+  TurnReport,
   Flag,
   FlagCode,
   Outcome,

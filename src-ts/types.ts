@@ -122,3 +122,41 @@ export interface ToolGateConfig {
   /** Let `__proto__` / `constructor.prototype` keys through as plain data (default false). */
   allowProtoKeys?: boolean
 }
+
+/** Options of {@link ToolGate.guard}: the dialect to read (or `'auto'`), and who is calling. */
+export type GuardOptions = {
+  dialect: Dialect | 'auto'
+  /** MCP: the negotiated protocol version (JSON-RPC batches exist only in `2025-03-26`). */
+  protocolVersion?: string
+} & CallContext
+
+/** Options of {@link ToolGate.filterTools}. */
+export type FilterToolsOptions = { dialect: Dialect } & CallContext
+
+/** A call of a turn and its verdict; `callId` is the wire id, or `"${index}"` where there is none. */
+export type TurnCall = Verdict & { callId: string }
+
+/** A tool the provider ran itself (Anthropic `server_tool_use`, Responses `web_search_call`, AI SDK `providerExecuted`): reported, not gated. */
+export interface ProviderExecutedCall {
+  callId: string
+  /** The tool name, or the item type where the wire has none. */
+  tool: string
+  /** The wire type (`server_tool_use`, `web_search_call`, …). */
+  kind: string
+}
+
+/** The answer for a whole model turn (SPEC.md `TurnReport`). */
+export interface TurnReport {
+  /** The dialect read (what `'auto'` recognized). */
+  dialect: Dialect
+  /** Every call in payload order; `[]` for a text-only turn. */
+  calls: TurnCall[]
+  /** The calls to run, with their exact arguments, in payload order. */
+  allowed: { callId: string; tool: string; arguments: Record<string, unknown> }[]
+  /** The input turn with repaired arguments written back (for OpenAI, a re-serialized `arguments` string); refused calls stay. */
+  payload: unknown
+  /** The answers for refused calls, grouped as the dialect's API requires; send them back to the model. */
+  feedback: unknown[]
+  /** Tools the provider ran itself (not gated). */
+  providerExecuted: ProviderExecutedCall[]
+}

@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{Gate, GateError, Verdict};
+use toolgate_core::{Dialect, DialectChoice, Gate, GateError, TurnOptions, Verdict};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -139,4 +139,59 @@ pub fn check(handle: u32, tool: String, args: String) -> String {
         return "\nrejected\nbad_arguments\nThis gate has been released; the call was not run.".to_string();
     };
     catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check(&tool, &args)))).unwrap_or_else(|_| PANIC_WIRE.to_string())
+}
+
+const RELEASED: &str = "This gate has been released.";
+
+fn gate_of(handle: u32) -> std::result::Result<Arc<Gate>, Error<String>> {
+    lookup(handle).ok_or_else(|| Error::new("E_CONFIG".to_string(), RELEASED.to_string()))
+}
+
+/// Runs `f`, turning a core error into a coded JS error and a panic into `E_PAYLOAD`.
+fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, GateError>) -> std::result::Result<T, Error<String>> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_js_error(e)),
+        Err(_) => Err(Error::new("E_PAYLOAD".to_string(), format!("toolgate could not process this {what}; nothing was allowed"))),
+    }
+}
+
+/// Options of a turn, from the JSON text the TS layer sends (`""` when there are none).
+fn turn_options(json: &str) -> std::result::Result<TurnOptions, GateError> {
+    if json.is_empty() {
+        return Ok(TurnOptions::default());
+    }
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| GateError::Payload(format!("options: {e}")))?;
+    Ok(TurnOptions { protocol_version: v.get("protocolVersion").and_then(|p| p.as_str()).map(str::to_owned) })
+}
+
+/// Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
+/// JSON (see `TurnReport::to_wire`). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+/// dialect and the JSON path.
+#[napi]
+pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> std::result::Result<String, Error<String>> {
+    let gate = gate_of(handle)?;
+    guarded("payload", || {
+        let choice: DialectChoice = dialect.parse()?;
+        Ok(gate.guard(choice, &payload, &turn_options(&options)?)?.to_wire())
+    })
+}
+
+/// Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;
+/// answers the same shape as JSON text.
+#[napi]
+pub fn filter_tools(handle: u32, dialect: String, tools: String) -> std::result::Result<String, Error<String>> {
+    let gate = gate_of(handle)?;
+    guarded("tool list", || {
+        let d: Dialect = dialect.parse()?;
+        gate.filter_tools(d, &tools)
+    })
+}
+
+/// Which of `names` a caller may see (for tool lists held as live objects: AI SDK records,
+/// LangChain tool instances).
+#[napi]
+pub fn visible_tools(handle: u32, names: Vec<String>) -> std::result::Result<Vec<bool>, Error<String>> {
+    let gate = gate_of(handle)?;
+    guarded("tool list", || Ok(gate.visible(&names)))
 }
