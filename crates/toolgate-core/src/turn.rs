@@ -104,6 +104,9 @@ impl Gate {
 
     /// Decides one call found in a payload.
     pub fn check_call(&self, call: &Call, big_integer: bool, check_size: bool) -> Verdict {
+        if let Some(what) = &call.malformed {
+            return Verdict::rejected(crate::verdict::Reason::BadArguments, what.clone());
+        }
         match &call.args {
             Args::Text(text) => self.check(&call.tool, text),
             Args::Missing => self.check(&call.tool, ""),

@@ -109,6 +109,7 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
                 tool: name.to_owned(),
                 args: shape::args_value(b, "input"),
                 slot: key(&p, "input"),
+                malformed: None,
             });
         } else if SERVER_TOOL_BLOCKS.contains(&kind) {
             let id = shape::opt_string(D, &p, b, "id")?;

@@ -129,6 +129,10 @@ pub struct Call {
     pub args: Args,
     /// Path from the payload root to the arguments member (written back on repair).
     pub slot: Vec<Seg>,
+    /// Set when the call's own envelope is malformed in a way its protocol answers per call
+    /// (MCP: `params` without a string `name` → JSON-RPC `-32602`): the call is refused
+    /// `bad_arguments` with this text, and the codec's feedback answers it in that form.
+    pub malformed: Option<String>,
 }
 
 /// A tool the provider ran itself (Anthropic `server_tool_use`, Responses `web_search_call`,

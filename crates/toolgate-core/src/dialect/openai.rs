@@ -136,6 +136,7 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
             tool: name.to_owned(),
             args: args_of(f, member),
             slot: key(&fp, member),
+            malformed: None,
         });
     }
     Ok(())
@@ -153,6 +154,7 @@ fn read_legacy_function_call(m: &Map<String, Value>, path: Path, found: &mut Fou
         tool: name.to_owned(),
         args: args_of(f, "arguments"),
         slot: key(&fp, "arguments"),
+        malformed: None,
     });
     Ok(())
 }

@@ -1,0 +1,53 @@
+//! Runs every fixture under `__test__/fixtures/tool-lists/` (shared with vitest) through
+//! `Gate::filter_tools`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toolgate_core::{Dialect, Gate};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures")
+}
+
+#[test]
+fn every_tool_list_fixture_holds() {
+    let gate = Gate::from_json(&fs::read_to_string(root().join("dialects/tools.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for dir in fs::read_dir(root().join("tool-lists")).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            count += 1;
+            let fx: Value = serde_json::from_str(&fs::read_to_string(&f).unwrap()).unwrap();
+            let name = f.display().to_string();
+            let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
+            let got = gate.filter_tools(d, &fx["tools"].to_string());
+            match (fx.get("error"), got) {
+                (Some(err), Err(e)) => {
+                    if e.code() != err["code"] || !e.to_string().contains(err["contains"].as_str().unwrap_or("")) {
+                        failures.push(format!("{name}: got {} {e}, expected {err}", e.code()));
+                    }
+                }
+                (Some(err), Ok(out)) => failures.push(format!("{name}: expected {err}, got {out}")),
+                (None, Err(e)) => failures.push(format!("{name}: unexpected {} {e}", e.code())),
+                (None, Ok(out)) => {
+                    let out: Value = serde_json::from_str(&out).unwrap();
+                    if out != fx["expect"] {
+                        failures.push(format!("{name}: got {out}, expected {}", fx["expect"]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(count >= 4, "tool-list fixtures missing");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
