@@ -46,20 +46,26 @@ export function payloadText(payload: unknown, what: string): string {
   return text
 }
 
+function readCall(c: WireCall): TurnCall {
+  if (c.argumentsJson !== undefined) {
+    const args = JSON.parse(c.argumentsJson) as Record<string, unknown>
+    return { callId: c.callId, outcome: c.outcome, allowed: true, tool: c.tool, arguments: args, argumentsJson: c.argumentsJson, flags: c.flags }
+  }
+  return { callId: c.callId, outcome: c.outcome, allowed: false, tool: c.tool, flags: c.flags, reason: c.reason, message: c.message }
+}
+
+/** Reads a JSON array of calls in the per-call wire (`calls_to_wire` in turn.rs), e.g. a stream's `push` answer. */
+export function readCallsWire(wire: string): TurnCall[] {
+  return (JSON.parse(wire) as WireCall[]).map(readCall)
+}
+
 /** Builds the public report from the binding's wire; `original` is the payload as the caller gave it. */
 export function readTurnWire(wire: string, original: unknown, text: string): TurnReport {
   const w = JSON.parse(wire) as WireReport
-  const calls: TurnCall[] = new Array(w.calls.length)
+  const calls: TurnCall[] = w.calls.map(readCall)
   const allowed: TurnReport['allowed'] = []
-  for (let i = 0; i < w.calls.length; i++) {
-    const c = w.calls[i]
-    if (c.argumentsJson !== undefined) {
-      const args = JSON.parse(c.argumentsJson) as Record<string, unknown>
-      calls[i] = { callId: c.callId, outcome: c.outcome, allowed: true, tool: c.tool, arguments: args, argumentsJson: c.argumentsJson, flags: c.flags }
-      allowed.push({ callId: c.callId, tool: c.tool, arguments: args })
-    } else {
-      calls[i] = { callId: c.callId, outcome: c.outcome, allowed: false, tool: c.tool, flags: c.flags, reason: c.reason, message: c.message }
-    }
+  for (const c of calls) {
+    if (c.allowed) allowed.push({ callId: c.callId, tool: c.tool, arguments: c.arguments! })
   }
   const payload = 'payload' in w ? w.payload : typeof original === 'string' ? JSON.parse(text) : original
   return { dialect: w.dialect, calls, allowed, payload, feedback: w.feedback, providerExecuted: w.providerExecuted }

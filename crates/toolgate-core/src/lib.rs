@@ -26,5 +26,5 @@ pub use dialect::{Dialect, TurnOptions};
 pub use error::GateError;
 pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};
-pub use turn::{DialectChoice, TurnCall, TurnReport};
+pub use turn::{calls_to_wire, DialectChoice, TurnCall, TurnReport};
 pub use verdict::{Outcome, Reason, Verdict};

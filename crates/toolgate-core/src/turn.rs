@@ -291,24 +291,32 @@ struct WireProvider<'a> {
     kind: &'a str,
 }
 
+impl<'a> WireCall<'a> {
+    fn of(c: &'a TurnCall) -> Self {
+        WireCall {
+            call_id: &c.call_id,
+            tool: &c.tool,
+            outcome: c.verdict.outcome.as_str(),
+            arguments_json: c.arguments_json.as_deref(),
+            flags: &c.verdict.flags,
+            message: c.verdict.message.as_deref(),
+            reason: c.verdict.reason.map(|r| r.as_str()),
+        }
+    }
+}
+
+/// Serializes calls in the per-call wire of [`TurnReport::to_wire`] (a JSON array), for the
+/// binding's stream `push` (read by `readCallsWire` in `src-ts/turn.ts`).
+pub fn calls_to_wire(calls: &[TurnCall]) -> String {
+    serde_json::to_string(&calls.iter().map(WireCall::of).collect::<Vec<_>>()).unwrap_or_else(|_| "[]".to_owned())
+}
+
 impl TurnReport {
     /// Serializes the report for the binding (see [`WireReport`]'s doc).
     pub fn to_wire(&self) -> String {
         let w = WireReport {
             dialect: self.dialect.as_str(),
-            calls: self
-                .calls
-                .iter()
-                .map(|c| WireCall {
-                    call_id: &c.call_id,
-                    tool: &c.tool,
-                    outcome: c.verdict.outcome.as_str(),
-                    arguments_json: c.arguments_json.as_deref(),
-                    flags: &c.verdict.flags,
-                    message: c.verdict.message.as_deref(),
-                    reason: c.verdict.reason.map(|r| r.as_str()),
-                })
-                .collect(),
+            calls: self.calls.iter().map(WireCall::of).collect(),
             payload: self.payload.as_ref(),
             feedback: &self.feedback,
             provider_executed: self
