@@ -69,7 +69,7 @@ describe('the shipped config JSON Schema', () => {
     const { demoConfig } = await import('../src-ts/cli/demo')
     const schema = JSON.parse(require('node:fs').readFileSync(join(__dirname, '..', 'schema', 'toolgate.config.schema.json'), 'utf8'))
     const validate = new Ajv2020({ strict: false }).compile(schema)
-    const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10 }, allowProtoKeys: false }
+    const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10, maxPayloadBytes: 100 }, allowProtoKeys: false }
     for (const ok of [demoConfig, full, { tools: [] }]) {
       expect(validate(ok)).toBe(true)
       expect(() => new ToolGate(ok as never)).not.toThrow()

@@ -118,6 +118,8 @@ export interface ToolGateConfig {
     maxDepth?: number
     /** Largest arguments text in UTF-8 bytes (default 1 MiB). */
     maxArgumentBytes?: number
+    /** Largest whole turn `guard` reads, and tool list `filterTools` reads, in UTF-8 bytes (default 8 MiB). */
+    maxPayloadBytes?: number
   }
   /** Let `__proto__` / `constructor.prototype` keys through as plain data (default false). */
   allowProtoKeys?: boolean

@@ -113,3 +113,14 @@ fn limits_are_configurable() {
     let open = gate_with(json!({"allowProtoKeys":true,"tools":[{"name":"t"}]}));
     assert!(open.check("t", r#"{"__proto__":{"a":1}}"#).allowed());
 }
+
+#[test]
+fn payload_size_is_bounded_by_its_own_limit() {
+    let gate = toolgate_core::Gate::from_json(r#"{"tools":[{"name":"ping"}],"limits":{"maxPayloadBytes":64}}"#).unwrap();
+    let small = r#"{"role":"assistant","content":null}"#;
+    assert!(gate.guard(toolgate_core::DialectChoice::Auto, small, &Default::default()).is_ok());
+    let big = format!(r#"{{"role":"assistant","content":"{}"}}"#, "x".repeat(100));
+    let err = gate.guard(toolgate_core::DialectChoice::Auto, &big, &Default::default()).unwrap_err();
+    assert_eq!(err.code(), "E_PAYLOAD");
+    assert!(err.to_string().contains("limits.maxPayloadBytes"), "{err}");
+}

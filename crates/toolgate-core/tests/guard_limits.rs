@@ -1,0 +1,47 @@
+//! Limits hold for arguments that arrive as objects inside a turn (Anthropic `input`), exactly as
+//! they do for argument text: too large or too deep refuses that call only.
+
+use toolgate_core::{Dialect, DialectChoice, Gate, Outcome, Reason};
+
+fn gate() -> Gate {
+    Gate::from_json(r#"{"tools":[{"name":"ping"},{"name":"echo","inputSchema":{"type":"object"}}],"limits":{"maxArgumentBytes":200,"maxDepth":8}}"#).unwrap()
+}
+
+fn message(input_a: &str) -> String {
+    format!(
+        r#"{{"type":"message","role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"echo","input":{input_a}}},{{"type":"tool_use","id":"t2","name":"ping","input":{{}}}}]}}"#
+    )
+}
+
+fn guard(text: &str) -> toolgate_core::TurnReport {
+    gate().guard(DialectChoice::Is(Dialect::Anthropic), text, &Default::default()).unwrap()
+}
+
+#[test]
+fn an_object_argument_over_the_size_limit_refuses_that_call_only() {
+    let big = format!(r#"{{"s":"{}"}}"#, "x".repeat(300));
+    let r = guard(&message(&big));
+    assert_eq!(r.calls[0].verdict.reason, Some(Reason::BadArguments));
+    assert!(r.calls[0].verdict.message.as_deref().unwrap().contains("over the limit of 200 bytes"));
+    assert_eq!(r.calls[1].verdict.outcome, Outcome::Passed);
+    let fits = format!(r#"{{"s":"{}"}}"#, "x".repeat(100));
+    assert_eq!(guard(&message(&fits)).calls[0].verdict.outcome, Outcome::Passed);
+}
+
+#[test]
+fn an_object_argument_nested_too_deep_refuses_that_call_only() {
+    let deep = format!("{}{}", r#"{"a":"#.repeat(9), format!("1{}", "}".repeat(9)));
+    let r = guard(&message(&deep));
+    assert_eq!(r.calls[0].verdict.reason, Some(Reason::BadArguments));
+    assert!(r.calls[0].verdict.message.as_deref().unwrap().contains("deeper than 8"));
+    assert_eq!(r.calls[1].verdict.outcome, Outcome::Passed);
+    let ok = format!("{}{}", r#"{"a":"#.repeat(8), format!("1{}", "}".repeat(8)));
+    assert_eq!(guard(&message(&ok)).calls[0].verdict.outcome, Outcome::Passed);
+}
+
+#[test]
+fn a_turn_nested_far_beyond_the_limit_is_a_broken_payload() {
+    let very = format!("{}{}", r#"{"a":"#.repeat(40), format!("1{}", "}".repeat(40)));
+    let err = gate().guard(DialectChoice::Is(Dialect::Anthropic), &message(&very), &Default::default()).unwrap_err();
+    assert_eq!(err.code(), "E_PAYLOAD");
+}
