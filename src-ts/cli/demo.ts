@@ -61,6 +61,34 @@ export const demoCalls: [string, string, string][] = [
   ['search_db', '{"query":"acme","limit":', 'truncated JSON'],
 ]
 
+/** Recorded whole model turns, each in its provider's own wire shape, for `gate.guard`. */
+export const demoTurns: { dialect: 'openai' | 'anthropic'; what: string; payload: string }[] = [
+  {
+    dialect: 'openai',
+    what: 'an OpenAI chat.completion with three parallel calls',
+    payload: JSON.stringify({
+      id: 'chatcmpl-demo', object: 'chat.completion', created: 1764460800, model: 'gpt-4.1',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        { id: 'call_2', type: 'function', function: { name: 'search_db', arguments: '{"query":"acme","limit":"5"}' } },
+        { id: 'call_3', type: 'function', function: { name: 'drop_table', arguments: '{"table":"users"}' } },
+      ] } }],
+    }),
+  },
+  {
+    dialect: 'anthropic',
+    what: 'an Anthropic message: text and two tool_use blocks',
+    payload: JSON.stringify({
+      id: 'msg_demo', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', stop_reason: 'tool_use',
+      content: [
+        { type: 'text', text: 'Cleaning up.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'delete_file', input: { path: '/tmp/report.csv', recursive: 'yes' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'search_db', input: { query: 'stale', status: 'Archived' } },
+      ],
+    }),
+  },
+]
+
 function paint(on: boolean) {
   const c = (code: number) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s)
   return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
@@ -90,5 +118,12 @@ export function runDemo(out: (s: string) => void, color: boolean): void {
   for (const [tool, args, what] of demoCalls) {
     out(`${p.bold(tool)}(${args})  ${p.dim('— ' + what)}`)
     out(renderVerdict(gate.check(tool, args), color) + '\n')
+  }
+  out(p.bold('whole turns') + p.dim(' — gate.guard reads each provider\'s own shape and answers refusals in it\n'))
+  for (const turn of demoTurns) {
+    const report = gate.guard(turn.payload, { dialect: turn.dialect })
+    out(`${p.bold(turn.dialect)}  ${p.dim('— ' + turn.what)}`)
+    for (const c of report.calls) out(`  ${p.dim(c.callId)} ${c.tool}` + '\n' + renderVerdict(c, color))
+    out(`  ${p.dim('feedback for the model')} ${JSON.stringify(report.feedback)}\n`)
   }
 }
