@@ -1,27 +1,283 @@
-//! PLACEHOLDER codec for Gemini, being written now; every method refuses.
+//! Google Gemini (`generateContent`): a GenerateContentResponse (`candidates[].content.parts[]`),
+//! one Content (`{ role, parts }`), or a list of contents (a conversation). Field names follow
+//! googleapis/js-genai `src/types.ts` (`Part`, `FunctionCall`, `FunctionResponse`, `Tool`); the
+//! snake_case spellings a Python SDK dump produces (`function_call` …) are read as well.
+//!
+//! Calls are `functionCall` parts (`name`, `args` an object, `id` when the API sends one; else
+//! the call id is the call's index in the report and no id is written back). In a list, a call
+//! is pending unless a later `functionResponse` answers it: by `id`, or, when the response has
+//! none, the earliest open call of the same `name`. `executableCode` parts (the code-execution
+//! tool) and `toolCall` parts (server-side tool invocations) are reported as provider-executed;
+//! their `codeExecutionResult` / `toolResponse` parts are results, not calls. Refusals are
+//! answered as ONE user content of `functionResponse` parts whose `response` is `{ "error": … }`.
 
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 
-use super::{Codec, Dialect, Found, Refusal, TurnOptions};
+use super::shape::{self, broken, index, key, Path};
+use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
+use crate::json::pointer::Seg;
+use crate::schema::types::type_name;
 
 /// The Gemini codec.
 pub struct Gemini;
 
+const D: Dialect = Dialect::Gemini;
+
+/// Part members a Gemini part may hold (camelCase; snake_case is read too).
+const PART_KEYS: [&str; 12] = [
+    "text",
+    "functionCall",
+    "functionResponse",
+    "inlineData",
+    "fileData",
+    "executableCode",
+    "codeExecutionResult",
+    "thought",
+    "thoughtSignature",
+    "videoMetadata",
+    "toolCall",
+    "toolResponse",
+];
+
 impl Codec for Gemini {
     fn dialect(&self) -> Dialect {
-        Dialect::Gemini
+        D
     }
-    fn recognizes(&self, _payload: &Value) -> bool {
-        false
+
+    fn recognizes(&self, payload: &Value) -> bool {
+        match payload {
+            Value::Object(m) => m.get("candidates").is_some_and(Value::is_array) || is_content(payload),
+            Value::Array(list) => !list.is_empty() && list.iter().all(is_content),
+            _ => false,
+        }
     }
-    fn read(&self, _payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
-        Err(GateError::Dialect(format!("{} is not implemented yet", self.dialect())))
+
+    fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
+        let mut r = Reader::default();
+        match payload {
+            Value::Object(m) if m.contains_key("candidates") => {
+                let cp = key(&[], "candidates");
+                let cands = m.get("candidates").unwrap_or(&Value::Null);
+                for (i, cand) in shape::array(D, &cp, cands)?.iter().enumerate() {
+                    let p = index(&cp, i);
+                    match shape::object(D, &p, cand)?.get("content") {
+                        None | Some(Value::Null) => {} // a blocked candidate has no content
+                        Some(content) => r.content(content, key(&p, "content"))?,
+                    }
+                }
+            }
+            Value::Object(m) if m.contains_key("parts") => r.content(payload, Vec::new())?,
+            Value::Array(list) => {
+                for (i, content) in list.iter().enumerate() {
+                    r.content(content, index(&[], i))?;
+                }
+            }
+            other => {
+                let got = if other.is_object() { "an object without `candidates` or `parts`" } else { type_name(other) };
+                return Err(broken(D, &[], format!("expected a GenerateContentResponse, a Content or a list of contents, got {got}")));
+            }
+        }
+        let mut found = Found { calls: Vec::with_capacity(r.open.len()), provider_executed: r.provider };
+        for mut c in r.open {
+            if c.wire_id.is_none() {
+                c.call_id = found.calls.len().to_string();
+            }
+            found.calls.push(c);
+        }
+        Ok(found)
     }
-    fn feedback(&self, _payload: &Value, _refused: &[Refusal<'_>]) -> Vec<Value> {
-        Vec::new()
+
+    fn feedback(&self, _payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
+        let parts: Vec<Value> = refused
+            .iter()
+            .map(|r| {
+                let mut fr = Map::with_capacity(3);
+                fr.insert("name".into(), Value::String(r.call.tool.clone()));
+                if let Some(id) = &r.call.wire_id {
+                    fr.insert("id".into(), id.clone());
+                }
+                fr.insert("response".into(), json!({ "error": shape::message_of(r.verdict) }));
+                json!({ "functionResponse": fr })
+            })
+            .collect();
+        vec![json!({ "role": "user", "parts": parts })]
     }
-    fn filter_tools(&self, _tools: &mut Value, _keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
-        Err(GateError::Dialect(format!("{} is not implemented yet", self.dialect())))
+
+    /// `tools` is a list of Tool objects, or a request / config holding one under `tools` (or
+    /// under `config.tools`, the js-genai `generateContent` parameters). In each Tool,
+    /// `functionDeclarations` keeps the declared functions (a declaration without a name is
+    /// `E_PAYLOAD`); every other member is a provider capability with no function name
+    /// (`googleSearch`, `codeExecution`, `urlContext`, `computerUse` …) and is kept only when a
+    /// tool of that camelCase name is declared: deny by default. A Tool left empty is dropped.
+    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+        let path: Path = if tools.is_array() {
+            Vec::new()
+        } else if tools.get("tools").is_some() {
+            key(&[], "tools")
+        } else if tools.get("config").and_then(|c| c.get("tools")).is_some() {
+            key(&key(&[], "config"), "tools")
+        } else {
+            return Err(broken(D, &[], format!("expected a list of Tool objects or a request holding `tools`, got {}", type_name(tools))));
+        };
+        let list = path.iter().try_fold(&mut *tools, |v, seg| match seg {
+            Seg::Key(k) => v.get_mut(k.as_str()),
+            Seg::Index(_) => None,
+        });
+        let Some(list) = list else { return Err(broken(D, &path, "missing")) };
+        let tname = type_name(list);
+        let arr = list.as_array_mut().ok_or_else(|| broken(D, &path, format!("expected an array of tools, got {tname}")))?;
+        for (i, tool) in arr.iter_mut().enumerate() {
+            filter_tool(&index(&path, i), tool, keep)?;
+        }
+        arr.retain(|t| t.as_object().is_some_and(|m| !m.is_empty()));
+        Ok(())
+    }
+}
+
+/// Filters one Tool object in place (it may be left empty).
+fn filter_tool(p: &[Seg], tool: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    let m = tool.as_object_mut().ok_or_else(|| broken(D, p, "expected a Tool object"))?;
+    let mut drop: Vec<String> = Vec::new();
+    for (k, v) in m.iter_mut() {
+        if k == "functionDeclarations" || k == "function_declarations" {
+            let dp = key(p, k);
+            let tname = type_name(v);
+            let decls = v.as_array_mut().ok_or_else(|| broken(D, &dp, format!("expected an array, got {tname}")))?;
+            for (j, decl) in decls.iter().enumerate() {
+                if decl.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+                    return Err(broken(D, &index(&dp, j), "a function declaration without a name"));
+                }
+            }
+            decls.retain(|f| f.get("name").and_then(Value::as_str).is_some_and(keep));
+            if decls.is_empty() {
+                drop.push(k.clone());
+            }
+        } else if !keep(&camel(k)) {
+            drop.push(k.clone());
+        }
+    }
+    for k in drop {
+        m.remove(&k);
+    }
+    Ok(())
+}
+
+/// `google_search` → `googleSearch`; camelCase input is unchanged.
+fn camel(k: &str) -> String {
+    let mut out = String::with_capacity(k.len());
+    let mut up = false;
+    for ch in k.chars() {
+        if ch == '_' {
+            up = true;
+        } else if up {
+            out.extend(ch.to_uppercase());
+            up = false;
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// A Content: `parts` an array of Gemini parts (not Pydantic AI's `part_kind` parts, not typed
+/// blocks), and no Pydantic AI `kind`.
+fn is_content(v: &Value) -> bool {
+    let Some(m) = v.as_object() else { return false };
+    if m.contains_key("kind") {
+        return false;
+    }
+    let Some(parts) = m.get("parts").and_then(Value::as_array) else { return false };
+    let is_part = |p: &Value| {
+        p.as_object().is_some_and(|o| {
+            !o.contains_key("type") && !o.contains_key("part_kind") && o.keys().any(|k| PART_KEYS.contains(&camel(k).as_str()))
+        })
+    };
+    (parts.is_empty() && m.get("role").and_then(Value::as_str).is_some_and(|r| r == "model" || r == "user")) || parts.iter().any(is_part)
+}
+
+/// Walks contents in order, keeping the calls still open.
+#[derive(Default)]
+struct Reader {
+    open: Vec<Call>,
+    provider: Vec<ProviderCall>,
+}
+
+impl Reader {
+    fn content(&mut self, content: &Value, path: Path) -> Result<(), GateError> {
+        let m = shape::object(D, &path, content)?;
+        let parts = match m.get("parts") {
+            None | Some(Value::Null) => return Ok(()), // an empty content
+            Some(v) => shape::array(D, &key(&path, "parts"), v)?,
+        };
+        for (j, part) in parts.iter().enumerate() {
+            let pp = index(&key(&path, "parts"), j);
+            let po = shape::object(D, &pp, part)?;
+            if let Some((k, fc)) = member(&pp, po, "functionCall", "function_call")? {
+                self.call(key(&pp, k), fc)?;
+            } else if let Some((k, fr)) = member(&pp, po, "functionResponse", "function_response")? {
+                self.answer(&key(&pp, k), fr)?;
+            } else if let Some((k, code)) = member(&pp, po, "executableCode", "executable_code")? {
+                let id = shape::opt_string(D, &key(&pp, k), shape::object(D, &key(&pp, k), code)?, "id")?;
+                self.provider.push(ProviderCall {
+                    call_id: shape::id_or_index(id, self.provider.len()),
+                    tool: "codeExecution".into(),
+                    kind: "executableCode".into(),
+                });
+            } else if let Some((k, tc)) = member(&pp, po, "toolCall", "tool_call")? {
+                let tp = key(&pp, k);
+                let t = shape::object(D, &tp, tc)?;
+                let id = shape::opt_string(D, &tp, t, "id")?;
+                let tool = match t.get("toolType").or_else(|| t.get("tool_type")) {
+                    Some(Value::String(s)) => s.clone(),
+                    _ => "toolCall".into(),
+                };
+                self.provider.push(ProviderCall { call_id: shape::id_or_index(id, self.provider.len()), tool, kind: "toolCall".into() });
+            }
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, fp: Path, fc: &Value) -> Result<(), GateError> {
+        let f = shape::object(D, &fp, fc)?;
+        let name = shape::string(D, &fp, f, "name")?;
+        let id = shape::opt_string(D, &fp, f, "id")?.filter(|s| !s.is_empty());
+        self.open.push(Call {
+            call_id: id.unwrap_or_default().to_owned(),
+            wire_id: id.map(|s| Value::String(s.to_owned())),
+            tool: name.to_owned(),
+            args: shape::args_value(f, "args"),
+            slot: key(&fp, "args"),
+            malformed: None,
+        });
+        Ok(())
+    }
+
+    /// Closes the open call a `functionResponse` answers (none: it answers an earlier turn).
+    fn answer(&mut self, rp: &[Seg], fr: &Value) -> Result<(), GateError> {
+        let r = shape::object(D, rp, fr)?;
+        let id = shape::opt_string(D, rp, r, "id")?.filter(|s| !s.is_empty());
+        let name = shape::opt_string(D, rp, r, "name")?;
+        let hit = match id {
+            Some(id) => self.open.iter().position(|c| c.wire_id.as_ref().and_then(Value::as_str) == Some(id)),
+            None => self.open.iter().position(|c| Some(c.tool.as_str()) == name),
+        };
+        if let Some(i) = hit {
+            self.open.remove(i);
+        }
+        Ok(())
+    }
+}
+
+/// A part member under its camelCase or snake_case name (both at once is `E_PAYLOAD`: the host
+/// and the gate could read different things); `null` counts as absent.
+fn member<'v>(p: &[Seg], m: &'v Map<String, Value>, camel: &'static str, snake: &'static str) -> Result<Option<(&'static str, &'v Value)>, GateError> {
+    let a = m.get(camel).filter(|v| !v.is_null());
+    let b = m.get(snake).filter(|v| !v.is_null());
+    match (a, b) {
+        (Some(_), Some(_)) => Err(broken(D, p, format!("both `{camel}` and `{snake}` in one part"))),
+        (Some(v), None) => Ok(Some((camel, v))),
+        (None, Some(v)) => Ok(Some((snake, v))),
+        (None, None) => Ok(None),
     }
 }
