@@ -6,7 +6,9 @@
 //!
 //! Calls are `tool_calls[]` (`id`, `name`, `args` an object). `invalid_tool_calls[]` (arguments
 //! LangChain could not parse) are gated too and always refused `bad_arguments`, naming the
-//! parse error, so the model is asked to send them again. `server_tool_call` (and Anthropic
+//! parse error, so the model is asked to send them again. In an `AIMessageChunk`, a call whose
+//! raw `tool_call_chunks` text is not complete JSON is refused `bad_arguments` too: LangChain's
+//! partial-JSON parser would have dropped the cut-off tail. `server_tool_call` (and Anthropic
 //! `server_tool_use`) content blocks ran at the provider and are reported, not gated. In a
 //! list, a call is pending unless a later ToolMessage answers its `tool_call_id`. Refusals are
 //! one ToolMessage-shaped object per call (`new ToolMessage(obj)` accepts it): `type: "tool"`,
@@ -225,12 +227,16 @@ fn read_ai(m: &Msg<'_>, found: &mut Found) -> Result<(), GateError> {
     if calls.is_none() && has_call_blocks(f) {
         return Err(broken(D, &m.path, "tool-call blocks in `content` but no `tool_calls`: the calls cannot be read"));
     }
+    let streamed = chunk_args(f);
     let cp = key(&m.path, "tool_calls");
     for (j, c) in calls.unwrap_or_default().iter().enumerate() {
         let p = index(&cp, j);
         let o = shape::object(D, &p, c)?;
         let name = shape::string(D, &p, o, "name")?;
-        found.calls.push(call(shape::opt_string(D, &p, o, "id")?, name, shape::args_value(o, "args"), key(&p, "args"), None));
+        let id = shape::opt_string(D, &p, o, "id")?;
+        let cut = id.and_then(|id| streamed.iter().find(|(cid, _)| cid == id)).is_some_and(|(_, text)| !complete_json(text));
+        let malformed = cut.then(|| TRUNCATED.to_owned());
+        found.calls.push(call(id, name, shape::args_value(o, "args"), key(&p, "args"), malformed));
     }
     let ip = key(&m.path, "invalid_tool_calls");
     for (j, c) in invalid.unwrap_or_default().iter().enumerate() {
@@ -248,6 +254,43 @@ fn read_ai(m: &Msg<'_>, found: &mut Found) -> Result<(), GateError> {
         found.calls.push(call(shape::opt_string(D, &p, o, "id")?, name, args, key(&p, "args"), Some(text)));
     }
     Ok(())
+}
+
+/// Refusal text for a streamed call whose raw arguments were cut off.
+const TRUNCATED: &str = "The arguments of this call are incomplete (the stream was cut off), so it was not run. Send the call again with its arguments as one complete JSON object.";
+
+/// An `AIMessageChunk`'s raw streamed arguments per call id: `tool_call_chunks` grouped by
+/// `index` (else by `id`), their `args` strings concatenated. LangChain derives `tool_calls`
+/// from these with a lenient partial-JSON parser that drops a cut-off tail (`{"a":1,"b":tr` →
+/// `{"a":1}`), so a call whose raw text is not complete JSON is refused rather than run with
+/// arguments the model never finished.
+fn chunk_args(f: &Map<String, Value>) -> Vec<(String, String)> {
+    let Some(chunks) = f.get("tool_call_chunks").and_then(Value::as_array) else { return Vec::new() };
+    let mut groups: Vec<(String, String, String)> = Vec::new(); // (group key, id, args)
+    for c in chunks {
+        let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+        let group = match c.get("index") {
+            Some(Value::Number(n)) => format!("#{n}"),
+            Some(Value::String(s)) => format!("#{s}"),
+            _ => format!("id:{id}"),
+        };
+        let args = c.get("args").and_then(Value::as_str).unwrap_or("");
+        match groups.iter_mut().find(|g| g.0 == group) {
+            Some(g) => {
+                if g.1.is_empty() {
+                    g.1 = id.to_owned();
+                }
+                g.2.push_str(args);
+            }
+            None => groups.push((group, id.to_owned(), args.to_owned())),
+        }
+    }
+    groups.into_iter().filter(|g| !g.1.is_empty()).map(|g| (g.1, g.2)).collect()
+}
+
+/// Whether streamed argument text is whole: empty (meaning `{}`) or one complete JSON value.
+fn complete_json(text: &str) -> bool {
+    text.trim().is_empty() || serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// Whether `content` holds tool-call blocks (`tool_call`, Anthropic `tool_use`, Responses
