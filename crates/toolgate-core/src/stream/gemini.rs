@@ -1,0 +1,206 @@
+//! Gemini `streamGenerateContent`: every chunk is a `GenerateContentResponse` whose
+//! `candidates[].content.parts[]` continue the turn; a `functionCall` part arrives whole in one
+//! chunk, so it is decided in that chunk and forwarded in place (repaired `args` written, a
+//! refused part removed). A candidate ends with its `finishReason` (Gemini says `STOP` after
+//! function calls too, so there is no reason to rewrite).
+//!
+//! Streamed function-call arguments (`partialArgs` / `willContinue`, Vertex
+//! `streamFunctionCallArguments`) are `E_PAYLOAD`: turn that option off to stream through the gate.
+
+use serde_json::{json, Map, Value};
+
+use super::event::Cx;
+use super::{Assembled, Assembler, Slot};
+use crate::dialect::shape::{index, key};
+use crate::error::GateError;
+use crate::json::pointer::Seg;
+
+/// The Gemini stream assembler.
+#[derive(Debug, Default)]
+pub(crate) struct GeminiStream {
+    /// Candidates in the order first seen.
+    cands: Vec<Cand>,
+    /// The latest chunk's other members (usageMetadata, modelVersion, responseId …).
+    envelope: Map<String, Value>,
+    chunks: usize,
+    /// A prompt blocked before any candidate (`promptFeedback.blockReason`): a complete answer.
+    blocked: bool,
+}
+
+#[derive(Debug)]
+struct Cand {
+    index: usize,
+    role: Option<Value>,
+    parts: Vec<Value>,
+    /// (position in `parts`, tracked call).
+    calls: Vec<(usize, usize)>,
+    /// The candidate's other members (finishReason, safetyRatings …), latest wins.
+    extra: Map<String, Value>,
+}
+
+impl Cand {
+    fn finished(&self) -> bool {
+        self.extra.get("finishReason").is_some_and(|v| !v.is_null())
+    }
+
+    /// Appends a part, merging plain text into a plain text part just before it.
+    fn push(&mut self, part: Value) {
+        let plain = |p: &Value| p.as_object().is_some_and(|m| m.len() == 1 && m.get("text").is_some_and(Value::is_string));
+        if plain(&part) {
+            if let Some(last) = self.parts.last_mut().filter(|l| plain(l)) {
+                let add = part.get("text").and_then(Value::as_str).unwrap_or("");
+                if let Some(Value::String(s)) = last.get_mut("text") {
+                    s.push_str(add);
+                    return;
+                }
+            }
+        }
+        self.parts.push(part);
+    }
+}
+
+impl GeminiStream {
+    fn cand(&mut self, index: usize) -> usize {
+        if let Some(p) = self.cands.iter().position(|c| c.index == index) {
+            return p;
+        }
+        self.cands.push(Cand { index, role: None, parts: Vec::new(), calls: Vec::new(), extra: Map::new() });
+        self.cands.len() - 1
+    }
+
+    /// One part of candidate `ci`; answers its forwarded form (`None`: dropped).
+    fn part(&mut self, cx: &mut Cx<'_>, ci: usize, path: &[Seg], part: Value) -> Result<Option<Value>, GateError> {
+        let m = cx.obj(path, &part)?;
+        let Some(fc) = m.get("functionCall") else {
+            cx.keep(part.get("text").and_then(Value::as_str).map_or(cx.bytes.min(4096), str::len))?;
+            if let Some(c) = self.cands.get_mut(ci) {
+                c.push(part.clone());
+            }
+            return Ok(Some(part));
+        };
+        let fp = key(path, "functionCall");
+        let f = cx.obj(&fp, fc)?;
+        if f.contains_key("partialArgs") || f.get("willContinue") == Some(&Value::Bool(true)) {
+            return Err(cx.err(&fp, "streamed function call arguments (`partialArgs` / `willContinue`) are not read; turn off streamFunctionCallArguments"));
+        }
+        let name = cx.str(&fp, f, "name")?;
+        let call = cx.open(&fp, cx.opt_str(&fp, f, "id")?, name, true)?;
+        cx.close_value(&key(&fp, "args"), call, f.get("args"))?;
+        if let Some(c) = self.cands.get_mut(ci) {
+            c.parts.push(part.clone());
+            c.calls.push((c.parts.len() - 1, call));
+        }
+        let Some(v) = cx.sh.call(call).and_then(|t| t.verdict.as_ref()) else { return Ok(None) };
+        let Some(args) = v.arguments.clone().filter(|_| v.allowed()) else { return Ok(None) };
+        if v.untouched {
+            return Ok(Some(part));
+        }
+        let mut out = part;
+        if let Some(Value::Object(f)) = out.get_mut("functionCall") {
+            f.insert("args".into(), args);
+        }
+        Ok(Some(out))
+    }
+}
+
+impl Assembler for GeminiStream {
+    fn event(&mut self, cx: &mut Cx<'_>, ev: Value) -> Result<(), GateError> {
+        let Value::Object(mut chunk) = ev else { return Err(cx.err(&[], "expected a GenerateContentResponse object")) };
+        self.chunks += 1;
+        let cands = match chunk.remove("candidates") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a,
+            Some(_) => return Err(cx.err(&key(&[], "candidates"), "expected an array")),
+        };
+        if chunk.get("promptFeedback").and_then(|p| p.get("blockReason")).is_some_and(|b| !b.is_null()) {
+            self.blocked = true;
+        }
+        for (k, v) in &chunk {
+            self.envelope.insert(k.clone(), v.clone());
+        }
+        let had = !cands.is_empty();
+        let mut forwarded = Vec::with_capacity(cands.len());
+        for (j, c) in cands.into_iter().enumerate() {
+            let cp = index(&key(&[], "candidates"), j);
+            let Value::Object(mut c) = c else { return Err(cx.err(&cp, "expected a candidate object")) };
+            let ix = match c.get("index") {
+                None => j,
+                Some(_) => cx.index(&cp, &c, "index")?,
+            };
+            let ci = self.cand(ix);
+            let content = match c.remove("content") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(m)) => Some(m),
+                Some(_) => return Err(cx.err(&key(&cp, "content"), "expected an object")),
+            };
+            if let Some(mut content) = content {
+                let pp = key(&key(&cp, "content"), "parts");
+                let parts = match content.remove("parts") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(a)) => a,
+                    Some(_) => return Err(cx.err(&pp, "expected an array")),
+                };
+                if !parts.is_empty() && self.cands.get(ci).is_some_and(Cand::finished) {
+                    return Err(cx.err(&pp, format!("content for candidate {ix} after its finishReason")));
+                }
+                if let (Some(role), Some(cand)) = (content.get("role"), self.cands.get_mut(ci)) {
+                    cand.role = Some(role.clone());
+                }
+                let mut kept = Vec::with_capacity(parts.len());
+                for (k, p) in parts.into_iter().enumerate() {
+                    if let Some(p) = self.part(cx, ci, &index(&pp, k), p)? {
+                        kept.push(p);
+                    }
+                }
+                content.insert("parts".into(), Value::Array(kept));
+                c.insert("content".into(), Value::Object(content));
+            }
+            if let Some(cand) = self.cands.get_mut(ci) {
+                for (k, v) in c.iter().filter(|(k, _)| k.as_str() != "content" && k.as_str() != "index") {
+                    cand.extra.insert(k.clone(), v.clone());
+                }
+            }
+            forwarded.push(Value::Object(c));
+        }
+        if had {
+            chunk.insert("candidates".into(), Value::Array(forwarded));
+        }
+        cx.pass(Value::Object(chunk))
+    }
+
+    fn ended(&self) -> Option<&'static str> {
+        None // each candidate ends with its own finishReason; later content for it is refused
+    }
+
+    fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError> {
+        if self.chunks == 0 {
+            return Err(cx.cut("before any chunk"));
+        }
+        if self.cands.is_empty() && !self.blocked {
+            return Err(cx.cut("without any candidate"));
+        }
+        if let Some(c) = self.cands.iter().find(|c| !c.finished()) {
+            return Err(cx.cut(format!("before the `finishReason` of candidate {}", c.index)));
+        }
+        let mut order: Vec<&Cand> = self.cands.iter().collect();
+        order.sort_by_key(|c| c.index);
+        let mut slots = Vec::new();
+        let mut cands = Vec::with_capacity(order.len());
+        for (pos, c) in order.iter().enumerate() {
+            for &(p, call) in &c.calls {
+                let slot = ["candidates", "content", "parts", "functionCall", "args"];
+                slots.push(Slot {
+                    call,
+                    slot: vec![Seg::Key(slot[0].into()), Seg::Index(pos), Seg::Key(slot[1].into()), Seg::Key(slot[2].into()), Seg::Index(p), Seg::Key(slot[3].into()), Seg::Key(slot[4].into())],
+                });
+            }
+            let mut m = c.extra.clone();
+            m.insert("content".into(), json!({ "role": c.role.clone().unwrap_or_else(|| json!("model")), "parts": c.parts }));
+            m.insert("index".into(), json!(c.index));
+            cands.push(Value::Object(m));
+        }
+        let mut payload = self.envelope.clone();
+        payload.insert("candidates".into(), Value::Array(cands));
+        Ok(Assembled { payload: Value::Object(payload), calls: slots, provider_executed: Vec::new() })
+    }
+}
