@@ -10,6 +10,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling'
 import { z } from 'zod'
 
 import { ToolGate, type TurnReport } from '../src-ts/index'
+import type { LangChainInvalidToolCall, LangChainToolCall, LangChainToolMessageFields } from '../src-ts/dialects/langchain'
 
 const gate = ToolGate.fromFile(join(__dirname, 'fixtures', 'dialects', 'tools.json'))
 
@@ -41,7 +42,8 @@ function expectToolMessages(report: TurnReport): ToolMessage[] {
   const refused = report.calls.filter((c) => !c.allowed)
   expect(report.feedback).toHaveLength(refused.length)
   return report.feedback.map((fields, i) => {
-    const msg = new ToolMessage(fields as ConstructorParameters<typeof ToolMessage>[0] & object)
+    // every refused call here has an id, so the feedback is a complete ToolMessageFields
+    const msg = new ToolMessage(fields as LangChainToolMessageFields & { tool_call_id: string })
     expect(msg).toBeInstanceOf(ToolMessage)
     expect(msg.type).toBe('tool')
     expect(msg.tool_call_id).toBe(refused[i].callId)
@@ -77,6 +79,13 @@ describe('langchain: AIMessage instances and their plain forms', () => {
 
   it('guards the object form and the StoredMessage form alike', () => {
     const m = parallelCalls()
+    // the hand-written types accept what @langchain/core produces (checked by tsc)
+    const typed: { tool_calls: LangChainToolCall[]; invalid_tool_calls: LangChainInvalidToolCall[] } = {
+      tool_calls: m.tool_calls ?? [],
+      invalid_tool_calls: m.invalid_tool_calls ?? [],
+    }
+    expect(typed.tool_calls).toHaveLength(3)
+    expect(gate.guard({ content: 'plain', tool_calls: [] }, { dialect: 'langchain' }).calls).toEqual([])
     const objectForm = { type: 'ai', content: m.content, tool_calls: m.tool_calls, invalid_tool_calls: m.invalid_tool_calls }
     const stored = mapChatMessagesToStoredMessages([m])[0]
     for (const form of [objectForm, stored]) {

@@ -77,12 +77,10 @@ impl Codec for LangChain {
                 }
             },
         }
-        let mut n = 0usize;
-        for c in &mut found.calls {
+        for (n, c) in found.calls.iter_mut().enumerate() {
             if c.wire_id.is_none() {
                 c.call_id = n.to_string();
             }
-            n += 1;
         }
         Ok(found)
     }
@@ -157,7 +155,7 @@ fn message(v: &Value, path: Path) -> Result<Option<Msg<'_>>, GateError> {
     let (role, distinct) = match (kind, m.get("role").and_then(Value::as_str)) {
         (Some(t), _) if MESSAGE_TYPES.contains(&t) => (role_of(t), !m.contains_key("role")),
         (_, Some(r)) => (role_of(r), lc_calls),
-        (None, None) if lc_calls => (Role::Ai, true),
+        (None, None) if lc_calls || m.get("tool_calls").is_some_and(Value::is_array) => (Role::Ai, lc_calls),
         _ => return Ok(None),
     };
     Ok(Some(Msg { role, fields: m, path, distinct }))

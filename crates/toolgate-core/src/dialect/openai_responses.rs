@@ -185,20 +185,18 @@ fn read_items(list: &[Value], base: &[Seg]) -> Result<Found, GateError> {
     }
     // A call is answered by an output item after it: walk backwards collecting answers.
     let mut answered: AHashSet<&str> = AHashSet::new();
-    let mut keep = vec![true; entries.len()];
-    for (i, e) in entries.iter().enumerate().rev() {
-        match e {
+    let mut keep = Vec::with_capacity(entries.len());
+    for e in entries.iter().rev() {
+        keep.push(match e {
             Entry::Answer(id) => {
                 answered.insert(id);
+                true
             }
-            Entry::Call(c) => {
-                if c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)) {
-                    keep[i] = false;
-                }
-            }
-            _ => {}
-        }
+            Entry::Call(c) => !c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)),
+            _ => true,
+        });
     }
+    keep.reverse();
     let mut found = Found::default();
     for (e, kept) in entries.into_iter().zip(keep) {
         match e {

@@ -45,20 +45,20 @@ impl Codec for PydanticAi {
         let mut found = Found::default();
         match payload {
             Value::Array(list) => read_messages(list, &mut found)?,
-            Value::Object(m) => match kind_of(&[], m)? {
-                "response" => read_response(m, Vec::new(), &mut found)?,
-                _ => {} // a request alone holds no calls
-            },
+            // a request alone holds no calls
+            Value::Object(m) => {
+                if kind_of(&[], m)? == "response" {
+                    read_response(m, Vec::new(), &mut found)?;
+                }
+            }
             other => {
                 return Err(broken(D, &[], format!("expected a ModelResponse (`kind: \"response\"`) or a list of messages, got {}", type_name(other))))
             }
         }
-        let mut n = 0usize;
-        for c in &mut found.calls {
+        for (n, c) in found.calls.iter_mut().enumerate() {
             if c.wire_id.is_none() {
                 c.call_id = n.to_string();
             }
-            n += 1;
         }
         Ok(found)
     }
