@@ -372,8 +372,9 @@ describe('a real generateText run with the gate around the model', () => {
       },
     })
     const result = await generateText({ model: mock, prompt: 'news?', tools: { search: tool({ inputSchema: z.object({ query: z.string() }) }) } })
-    // The whole result object (JSON of its steps) and its toolCalls both read the same way.
-    for (const payload of [result, result.toolCalls, result.response.messages]) {
+    // Every place the SDK puts the calls reads the same way: the result (JSON of its steps), its
+    // steps, toolCalls, content, response messages, and messages as a prompt option.
+    for (const payload of [result, result.steps, result.toolCalls, result.content, result.response.messages, { messages: result.response.messages }]) {
       const report = gate.guard(payload as object, { dialect: 'auto' })
       expect(report.dialect).toBe('ai-sdk')
       expect(report.calls.map((c) => [c.callId, c.outcome])).toEqual([['c9', 'passed']])

@@ -130,6 +130,9 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(broken(D, &key(&path, "method"), format!("expected a string, got {}", type_name(other)))),
     };
+    if m.contains_key("result") || m.contains_key("error") {
+        return Err(broken(D, &path, "a message with both `method` (a request) and `result`/`error` (a response)"));
+    }
     let id = match m.get("id") {
         None => None,
         Some(v @ Value::String(_)) => Some(v),
