@@ -73,11 +73,14 @@ fn chat_tool_name(t: &Value) -> Option<&str> {
 
 /// A tool list or a request body holding one under `tools`.
 pub(super) fn tool_list(_d: Dialect, tools: &mut Value) -> (Path, &mut Value) {
-    if tools.get("tools").is_some() && !tools.is_array() {
-        let list = tools.get_mut("tools").expect("checked above");
-        return (key(&[], "tools"), list);
+    if !matches!(tools, Value::Object(m) if m.contains_key("tools")) {
+        return (Vec::new(), tools);
     }
-    (Vec::new(), tools)
+    match tools {
+        // `entry` finds the member seen above; it never inserts here
+        Value::Object(m) => (key(&[], "tools"), m.entry("tools").or_insert(Value::Null)),
+        other => (Vec::new(), other),
+    }
 }
 
 /// A Chat Completions message: a role, and tool calls or plain (string or null) content. A
