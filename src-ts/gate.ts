@@ -6,7 +6,7 @@ import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import { filterToolList } from './tools'
 import { payloadText, readTurnWire } from './turn'
-import type { CallContext, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
+import type { CallContext, Dialect, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
 
 /**
  * The gate between an agent and its tools. Construct once (every schema is compiled here),
@@ -133,7 +133,7 @@ export class ToolGate {
    * `E_PAYLOAD` naming the dialect and JSON path; an unknown dialect, or a turn `'auto'` cannot
    * tell, throws `E_DIALECT`.
    */
-  guard(payload: string | object, opts: GuardOptions): TurnReport {
+  guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'guard: `dialect` is required (a Dialect name or "auto")')
@@ -146,7 +146,7 @@ export class ToolGate {
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }
-    return readTurnWire(wire, payload, text)
+    return readTurnWire(wire, payload, text) as TurnReport<D extends Dialect ? D : Dialect>
   }
 
   /**

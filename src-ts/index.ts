@@ -20,3 +20,4 @@ export type {
   ToolGateConfig,
   Verdict,
 } from './types'
+export type * from './dialects/index'

@@ -17,7 +17,7 @@ interface WireReport {
   dialect: Dialect
   calls: WireCall[]
   payload?: unknown
-  feedback: unknown[]
+  feedback: TurnReport['feedback']
   providerExecuted: ProviderExecutedCall[]
 }
 

@@ -1,3 +1,5 @@
+import type { DialectFeedback } from './dialects/index'
+
 /** The wire dialects toolgate speaks (SPEC.md). */
 export type Dialect =
   | 'openai'
@@ -147,10 +149,13 @@ export interface ProviderExecutedCall {
   kind: string
 }
 
-/** The answer for a whole model turn (SPEC.md `TurnReport`). */
-export interface TurnReport {
+/**
+ * The answer for a whole model turn (SPEC.md `TurnReport`). `D` narrows `feedback` to the
+ * dialect's own message type when the dialect is known (`guard(p, { dialect: 'anthropic' })`).
+ */
+export interface TurnReport<D extends Dialect = Dialect> {
   /** The dialect read (what `'auto'` recognized). */
-  dialect: Dialect
+  dialect: D
   /** Every call in payload order; `[]` for a text-only turn. */
   calls: TurnCall[]
   /** The calls to run, with their exact arguments, in payload order. */
@@ -158,7 +163,7 @@ export interface TurnReport {
   /** The input turn with repaired arguments written back (for OpenAI, a re-serialized `arguments` string); refused calls stay. */
   payload: unknown
   /** The answers for refused calls, grouped as the dialect's API requires; send them back to the model. */
-  feedback: unknown[]
+  feedback: DialectFeedback[D][]
   /** Tools the provider ran itself (not gated). */
   providerExecuted: ProviderExecutedCall[]
 }

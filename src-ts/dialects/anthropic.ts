@@ -72,7 +72,7 @@ export interface AnthropicToolResultMessage {
 }
 
 /** What `guard` reads with `dialect: 'anthropic'`: a response, a message, or a message list (its pending calls). */
-export type AnthropicTurn = AnthropicMessage | AnthropicMessageParam | AnthropicMessageParam[]
+export type AnthropicPayload = AnthropicMessage | AnthropicMessageParam | AnthropicMessageParam[]
 
 /** A tool definition (`Tool`, or a server tool such as `{ type: 'web_search_20250305', name: 'web_search' }`). */
 export interface AnthropicTool {

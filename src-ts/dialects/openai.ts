@@ -58,7 +58,7 @@ export interface OpenAiChatCompletion {
 }
 
 /** What `guard` reads with `dialect: 'openai'`: a completion, one choice, one message, or a message list (its pending calls). */
-export type OpenAiTurn = OpenAiChatCompletion | { index: number; message: OpenAiAssistantMessage } | OpenAiAssistantMessage | OpenAiMessage[]
+export type OpenAiPayload = OpenAiChatCompletion | { index: number; message: OpenAiAssistantMessage } | OpenAiAssistantMessage | OpenAiMessage[]
 
 /** A tool definition of a Chat Completions request (`ChatCompletionFunctionTool`). */
 export interface OpenAiFunctionTool {
