@@ -69,12 +69,12 @@ impl AnthropicStream {
             return Err(cx.err(&[], "a second `message_start` before `message_stop`"));
         }
         let mp = key(&[], "message");
-        let mut msg = match ev.remove("message") {
+        let mut msg = match ev.get_mut("message").map(Value::take) {
             Some(Value::Object(m)) => m,
             Some(_) => return Err(cx.err(&mp, "expected an object")),
             None => return Err(cx.err(&[], "missing `message`")),
         };
-        let content = match msg.remove("content") {
+        let content = match msg.get_mut("content").map(Value::take) {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a,
             Some(_) => return Err(cx.err(&key(&mp, "content"), "expected an array")),

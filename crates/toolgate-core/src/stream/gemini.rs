@@ -107,7 +107,8 @@ impl Assembler for GeminiStream {
     fn event(&mut self, cx: &mut Cx<'_>, ev: Value) -> Result<(), GateError> {
         let Value::Object(mut chunk) = ev else { return Err(cx.err(&[], "expected a GenerateContentResponse object")) };
         self.chunks += 1;
-        let cands = match chunk.remove("candidates") {
+        let present = chunk.contains_key("candidates");
+        let cands = match chunk.get_mut("candidates").map(Value::take) {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a,
             Some(_) => return Err(cx.err(&key(&[], "candidates"), "expected an array")),
@@ -115,11 +116,10 @@ impl Assembler for GeminiStream {
         if chunk.get("promptFeedback").and_then(|p| p.get("blockReason")).is_some_and(|b| !b.is_null()) {
             self.blocked = true;
         }
-        for (k, v) in &chunk {
+        for (k, v) in chunk.iter().filter(|(k, _)| k.as_str() != "candidates") {
             self.envelope.insert(k.clone(), v.clone());
         }
-        let had = !cands.is_empty();
-        let mut forwarded = Vec::with_capacity(cands.len());
+                let mut forwarded = Vec::with_capacity(cands.len());
         for (j, c) in cands.into_iter().enumerate() {
             let cp = index(&key(&[], "candidates"), j);
             let Value::Object(mut c) = c else { return Err(cx.err(&cp, "expected a candidate object")) };
@@ -128,14 +128,14 @@ impl Assembler for GeminiStream {
                 Some(_) => cx.index(&cp, &c, "index")?,
             };
             let ci = self.cand(ix);
-            let content = match c.remove("content") {
+            let content = match c.get_mut("content").map(Value::take) {
                 None | Some(Value::Null) => None,
                 Some(Value::Object(m)) => Some(m),
                 Some(_) => return Err(cx.err(&key(&cp, "content"), "expected an object")),
             };
             if let Some(mut content) = content {
                 let pp = key(&key(&cp, "content"), "parts");
-                let parts = match content.remove("parts") {
+                let parts = match content.get_mut("parts").map(Value::take) {
                     None | Some(Value::Null) => Vec::new(),
                     Some(Value::Array(a)) => a,
                     Some(_) => return Err(cx.err(&pp, "expected an array")),
@@ -162,7 +162,7 @@ impl Assembler for GeminiStream {
             }
             forwarded.push(Value::Object(c));
         }
-        if had {
+        if present {
             chunk.insert("candidates".into(), Value::Array(forwarded));
         }
         cx.pass(Value::Object(chunk))

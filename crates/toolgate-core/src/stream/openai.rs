@@ -153,7 +153,7 @@ impl OpenAiStream {
         let ix = cx.index(&path, &c, "index")?;
         let finish = cx.opt_str(&path, &c, "finish_reason")?.map(str::to_owned);
         let ci = self.choice(ix);
-        let delta = match c.remove("delta") {
+        let delta = match c.get_mut("delta").map(Value::take) {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
             Some(_) => return Err(cx.err(&key(&path, "delta"), "expected an object")),
@@ -179,7 +179,7 @@ impl OpenAiStream {
                     st.refusal.get_or_insert_with(String::new).push_str(&t);
                 }
             }
-            match delta.remove("tool_calls") {
+            match delta.shift_remove("tool_calls") {
                 None | Some(Value::Null) => {}
                 Some(Value::Array(frags)) => {
                     if !frags.is_empty() && self.choices.get(ci).is_some_and(|s| s.finish.is_some()) {
@@ -252,7 +252,7 @@ impl Assembler for OpenAiStream {
                 return Err(cx.err(&key(&[], "object"), format!("expected \"chat.completion.chunk\", got {o}")));
             }
         }
-        let choices = match chunk.remove("choices") {
+        let choices = match chunk.get_mut("choices").map(Value::take) {
             Some(Value::Array(a)) => a,
             Some(_) => return Err(cx.err(&key(&[], "choices"), "expected an array")),
             None => return Err(cx.err(&[], "missing `choices`")),
@@ -262,8 +262,9 @@ impl Assembler for OpenAiStream {
             self.usage = Some(u.clone());
         }
         let mut header = chunk.clone();
-        header.remove("usage");
-        header.remove("obfuscation");
+        header.shift_remove("choices");
+        header.shift_remove("usage");
+        header.shift_remove("obfuscation");
         if self.envelope.is_none() {
             cx.keep(cx.bytes.min(4096))?;
             self.envelope = Some(header.clone());

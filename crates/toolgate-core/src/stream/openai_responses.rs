@@ -5,13 +5,18 @@
 //! `response.completed` (or `.incomplete` / `.failed`) ends the stream carrying the whole
 //! Response. Every event carries a `sequence_number`.
 //!
-//! A call is decided at its first complete form (`.done`, or `output_item.done` if that comes
-//! first); the other must agree. An allowed call is released as added + one delta + done, then
-//! its `output_item.done`. Forwarded items are renumbered in the order forwarded, sequence numbers
-//! renumbered, and the `output` of lifecycle events rewritten to match (refused calls removed,
-//! repaired arguments written). Client-run item types toolgate cannot gate (`computer_call`,
-//! `local_shell_call`, `shell_call`, `apply_patch_call`) are `E_PAYLOAD`: they are never let
-//! through unguarded. Other `*_call` items run on OpenAI's side: passed and reported.
+//! Items are classified as the whole-turn codec classifies them (`dialect/openai_responses.rs`):
+//! `function_call` / `custom_tool_call` are gated as text arguments (a `namespace` prefixes the
+//! tool name); built-ins the host runs (`computer_call`, `local_shell_call`, `shell_call`,
+//! `apply_patch_call`, a client `tool_search_call`, any other `*_call` with a `call_id`) are gated
+//! under their item type with their action as arguments, decided at `output_item.done`;
+//! server-run items pass and are reported as provider-executed.
+//!
+//! A text call is decided at its first complete form (`.done`, or `output_item.done` if that comes
+//! first); the other must agree. An allowed call is released whole (added, one delta and done for a
+//! text call; then its `output_item.done`); a refused one is dropped with every event about it.
+//! Forwarded items are renumbered in the order forwarded, sequence numbers renumbered, and the
+//! `output` of lifecycle events rewritten to match (refused calls removed, repairs written).
 
 use serde_json::{json, Map, Value};
 
@@ -22,8 +27,50 @@ use crate::dialect::ProviderCall;
 use crate::error::GateError;
 use crate::json::pointer::Seg;
 
-/// Items the client must run that toolgate has no call shape for.
-const UNGATED_CLIENT_ITEMS: [&str; 4] = ["computer_call", "local_shell_call", "shell_call", "apply_patch_call"];
+/// Item types the server executes itself (as in the whole-turn codec).
+const SERVER_ITEMS: [&str; 7] = ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
+
+/// Built-in items the host executes, and the member holding their action.
+const CLIENT_BUILTINS: [(&str, &str); 5] = [("computer_call", "action"), ("local_shell_call", "action"), ("shell_call", "action"), ("apply_patch_call", "operation"), ("tool_search_call", "arguments")];
+
+/// What an output item is to the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A call whose arguments are text streamed in deltas, in this member.
+    Text(&'static str),
+    /// A built-in call whose action arrives whole in `output_item.done`.
+    Builtin,
+    /// Run by the server: passed, reported.
+    Provider,
+    /// Anything else (messages, reasoning …): passed.
+    Other,
+}
+
+fn classify(item: &Map<String, Value>) -> Kind {
+    let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "function_call" => Kind::Text("arguments"),
+        "custom_tool_call" => Kind::Text("input"),
+        "tool_search_call" if item.get("execution").and_then(Value::as_str) != Some("client") => Kind::Provider,
+        k if SERVER_ITEMS.contains(&k) => Kind::Provider,
+        k if CLIENT_BUILTINS.iter().any(|(n, _)| *n == k) => Kind::Builtin,
+        k if k.ends_with("_call") && item.contains_key("call_id") => Kind::Builtin,
+        k if k.ends_with("_call") => Kind::Provider,
+        _ => Kind::Other,
+    }
+}
+
+/// The member holding a built-in call's action.
+fn builtin_member(item: &Map<String, Value>) -> &'static str {
+    let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+    if kind == "computer_call" && !item.contains_key("action") && item.contains_key("actions") {
+        return "actions";
+    }
+    if let Some((_, m)) = CLIENT_BUILTINS.iter().find(|(n, _)| *n == kind) {
+        return m;
+    }
+    ["arguments", "action", "input", "operation"].into_iter().find(|k| item.contains_key(*k)).unwrap_or("arguments")
+}
 
 /// The Responses stream assembler.
 #[derive(Debug, Default)]
@@ -42,10 +89,14 @@ pub(crate) struct ResponsesStream {
 #[derive(Debug)]
 struct Item {
     wire: usize,
+    /// The item as added.
+    added: Map<String, Value>,
     /// The item as added, replaced by its `output_item.done` form.
     value: Map<String, Value>,
-    /// For tool call items: the tracked call and its arguments member (`arguments` / `input`).
-    call: Option<(usize, &'static str)>,
+    /// What the item is to the gate.
+    kind: Kind,
+    /// For calls: the tracked call.
+    call: Option<usize>,
     /// Forwarded index (pass-through items at once, calls when released).
     out: Option<usize>,
     /// `output_item.done` was seen.
@@ -54,68 +105,77 @@ struct Item {
     released: bool,
 }
 
-fn call_member(kind: &str) -> Option<&'static str> {
-    match kind {
-        "function_call" => Some("arguments"),
-        "custom_tool_call" => Some("input"),
-        _ => None,
-    }
-}
-
 impl ResponsesStream {
     fn item(&self, cx: &Cx<'_>, ev: &Map<String, Value>) -> Result<usize, GateError> {
         let wire = cx.index(&[], ev, "output_index")?;
         self.items.iter().position(|i| i.wire == wire).ok_or_else(|| cx.err(&key(&[], "output_index"), format!("output item {wire} was never added")))
     }
 
-    /// Forwards `ev`, its sequence number renumbered.
+    /// Forwards `ev`, its sequence number renumbered (and given, once the stream uses them).
     fn forward(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>, weight: usize) -> Result<(), GateError> {
-        if ev.contains_key("sequence_number") {
-            let n = self.seq.unwrap_or(0);
-            ev.insert("sequence_number".into(), json!(n));
-            self.seq = Some(n + 1);
-        } else if let Some(n) = self.seq {
+        if let Some(n) = self.seq {
             ev.insert("sequence_number".into(), json!(n));
             self.seq = Some(n + 1);
         }
         cx.emit(Value::Object(ev), weight)
     }
 
-    /// Releases the call of item `pos` if it is decided, allowed and not yet released; with its
-    /// `output_item.done` when that was seen.
+    /// The item as it is to be forwarded once its call is allowed: the arguments member holding
+    /// what runs (`None` while undecided or refused).
+    fn allowed_item(&self, cx: &Cx<'_>, it: &Item, mut item: Map<String, Value>) -> Option<Map<String, Value>> {
+        let t = cx.sh.call(it.call?)?;
+        match it.kind {
+            Kind::Text(member) => {
+                item.insert(member.into(), json!(t.allowed_text()?));
+            }
+            _ => {
+                let v = t.verdict.as_ref().filter(|v| v.allowed())?;
+                if !v.untouched {
+                    item.insert(builtin_member(&item).into(), v.arguments.clone()?);
+                }
+            }
+        }
+        Some(item)
+    }
+
+    /// Releases the call of item `pos` once decided and allowed: added (and, for a text call,
+    /// one delta and done) at the next forwarded index; its `output_item.done` too when seen.
     fn release(&mut self, cx: &mut Cx<'_>, pos: usize) -> Result<(), GateError> {
         let Some(it) = self.items.get(pos) else { return Ok(()) };
-        let Some((call, member)) = it.call else { return Ok(()) };
-        let Some(text) = cx.sh.call(call).and_then(|t| t.allowed_text()) else { return Ok(()) };
         if it.released {
             return Ok(());
         }
+        let Some(done_form) = self.allowed_item(cx, it, it.value.clone()) else { return Ok(()) };
         let out = self.out_next;
-        let item_id = it.value.get("id").cloned().unwrap_or(Value::Null);
-        let (delta_kind, done_kind) = if member == "arguments" {
-            ("response.function_call_arguments.delta", "response.function_call_arguments.done")
+        let mut events = Vec::with_capacity(4);
+        if let Kind::Text(member) = it.kind {
+            let text = done_form.get(member).cloned().unwrap_or(Value::Null);
+            let item_id = it.value.get("id").cloned().unwrap_or(Value::Null);
+            let (delta_kind, done_kind) = if member == "arguments" {
+                ("response.function_call_arguments.delta", "response.function_call_arguments.done")
+            } else {
+                ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done")
+            };
+            let mut added = it.value.clone();
+            added.insert(member.into(), json!(""));
+            added.insert("status".into(), json!("in_progress"));
+            events.push(json!({ "type": "response.output_item.added", "output_index": out, "item": added }));
+            events.push(json!({ "type": delta_kind, "item_id": item_id, "output_index": out, "delta": text }));
+            events.push(json!({ "type": done_kind, "item_id": item_id, "output_index": out, member: text }));
         } else {
-            ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done")
-        };
-        let mut added = it.value.clone();
-        added.insert(member.into(), json!(""));
-        added.insert("status".into(), json!("in_progress"));
-        let done_item = it.done.then(|| {
-            let mut d = it.value.clone();
-            d.insert(member.into(), json!(text));
-            d
-        });
+            events.push(json!({ "type": "response.output_item.added", "output_index": out, "item": it.added }));
+        }
+        if it.done {
+            events.push(json!({ "type": "response.output_item.done", "output_index": out, "item": done_form }));
+        }
         self.out_next += 1;
         if let Some(it) = self.items.get_mut(pos) {
             it.out = Some(out);
             it.released = true;
         }
-        let w = text.len() + 256;
-        self.forward(cx, obj(json!({ "type": "response.output_item.added", "output_index": out, "item": added })), 256)?;
-        self.forward(cx, obj(json!({ "type": delta_kind, "item_id": item_id, "output_index": out, "delta": text })), w)?;
-        self.forward(cx, obj(json!({ "type": done_kind, "item_id": item_id, "output_index": out, member: text })), w)?;
-        if let Some(d) = done_item {
-            self.forward(cx, obj(json!({ "type": "response.output_item.done", "output_index": out, "item": d })), w)?;
+        for e in events {
+            let w = e.to_string().len();
+            self.forward(cx, obj(e), w)?;
         }
         Ok(())
     }
@@ -127,24 +187,34 @@ impl ResponsesStream {
         }
         let ip = key(&[], "item");
         let item = cx.member_obj(&[], &ev, "item")?.clone();
-        let kind = cx.str(&ip, &item, "type")?;
-        if UNGATED_CLIENT_ITEMS.contains(&kind) {
-            return Err(cx.err(&key(&ip, "type"), format!("a {kind:?} item: toolgate cannot gate it, so the stream is refused rather than let it through")));
-        }
+        let kind_name = cx.str(&ip, &item, "type")?;
         cx.keep(cx.bytes)?;
-        if let Some(member) = call_member(kind) {
-            let name = cx.str(&ip, &item, "name")?;
-            let call = cx.open(&ip, cx.opt_str(&ip, &item, "call_id")?, name, false)?;
-            if let Some(first) = cx.opt_str(&ip, &item, member)?.filter(|s| !s.is_empty()) {
-                cx.append(call, first)?;
+        let kind = classify(&item);
+        let call = match kind {
+            Kind::Text(member) => {
+                let name = cx.str(&ip, &item, "name")?;
+                let tool = match cx.opt_str(&ip, &item, "namespace")? {
+                    Some(ns) if !ns.is_empty() => format!("{ns}.{name}"),
+                    _ => name.to_owned(),
+                };
+                let call = cx.open(&ip, Some(cx.str(&ip, &item, "call_id")?), &tool, false)?;
+                if let Some(first) = cx.opt_str(&ip, &item, member)?.filter(|s| !s.is_empty()) {
+                    cx.append(call, first)?;
+                }
+                Some(call)
             }
-            self.items.push(Item { wire, value: item, call: Some((call, member)), out: None, done: false, released: false });
-            return Ok(());
+            Kind::Builtin => Some(cx.open(&ip, cx.opt_str(&ip, &item, "call_id")?, kind_name, true)?),
+            Kind::Provider | Kind::Other => None,
+        };
+        let mut it = Item { wire, added: item.clone(), value: item, kind, call, out: None, done: false, released: false };
+        if call.is_some() {
+            self.items.push(it);
+            return Ok(()); // held until decided
         }
-        let out = self.out_next;
+        it.out = Some(self.out_next);
+        ev.insert("output_index".into(), json!(self.out_next));
         self.out_next += 1;
-        self.items.push(Item { wire, value: item, call: None, out: Some(out), done: false, released: false });
-        ev.insert("output_index".into(), json!(out));
+        self.items.push(it);
         let w = cx.bytes;
         self.forward(cx, ev, w)
     }
@@ -158,36 +228,40 @@ impl ResponsesStream {
             return Err(cx.err(&key(&[], "output_index"), format!("output item {} done twice", it.wire)));
         }
         it.done = true;
+        it.value = item.clone();
+        let (kind, call, released, out) = (it.kind, it.call, it.released, it.out);
         cx.keep(cx.bytes)?;
-        let Some((call, member)) = it.call else {
-            let out = it.out;
-            it.value = item;
+        let Some(call) = call else {
             ev.insert("output_index".into(), json!(out));
             let w = cx.bytes;
             return self.forward(cx, ev, w);
         };
-        let whole = cx.opt_str(&ip, &item, member)?.map(str::to_owned);
-        let was_released = it.released;
-        let out = it.out;
-        it.value = item;
-        cx.close_text(&key(&ip, member), call, whole.as_deref(), true)?;
-        if !was_released {
+        match kind {
+            Kind::Text(member) => {
+                let whole = cx.opt_str(&ip, &item, member)?.map(str::to_owned);
+                cx.close_text(&key(&ip, member), call, whole.as_deref(), true)?;
+            }
+            _ => {
+                let member = builtin_member(&item);
+                cx.close_value(&key(&ip, member), call, item.get(member))?;
+            }
+        }
+        if !released {
             return self.release(cx, pos);
         }
-        let Some(text) = cx.sh.call(call).and_then(|t| t.allowed_text()) else { return Ok(()) };
-        if let Some(Value::Object(m)) = ev.get_mut("item") {
-            m.insert(member.into(), json!(text));
-        }
+        let Some(it) = self.items.get(pos) else { return Ok(()) };
+        let Some(done_form) = self.allowed_item(cx, it, item) else { return Ok(()) };
+        ev.insert("item".into(), Value::Object(done_form));
         ev.insert("output_index".into(), json!(out));
-        let w = cx.bytes + text.len();
+        let w = cx.bytes;
         self.forward(cx, ev, w)
     }
 
-    /// A `.delta` or `.done` of a tool call item's arguments.
+    /// A `.delta` or `.done` of a text call's arguments.
     fn call_piece(&mut self, cx: &mut Cx<'_>, ev: &Map<String, Value>, done: Option<&'static str>) -> Result<(), GateError> {
         let pos = self.item(cx, ev)?;
-        let Some((call, _)) = self.items.get(pos).and_then(|i| i.call) else {
-            return Err(cx.err(&key(&[], "output_index"), "tool call arguments for an item that is not a tool call"));
+        let Some((call, Kind::Text(_))) = self.items.get(pos).and_then(|i| Some((i.call?, i.kind))) else {
+            return Err(cx.err(&key(&[], "output_index"), "tool call arguments for an item that is not a function or custom tool call"));
         };
         match done {
             None => cx.append(call, cx.str(&[], ev, "delta")?),
@@ -198,34 +272,42 @@ impl ResponsesStream {
         }
     }
 
-    /// Rewrites `response.output` to what was forwarded. In the terminal Response every tool call
+    /// Rewrites `response.output` to what was forwarded. In the terminal Response every call
     /// must be one the stream announced, with the arguments decided.
     fn rewrite_output(&self, cx: &Cx<'_>, response: &mut Map<String, Value>, terminal: bool) -> Result<(), GateError> {
         let op = key(&key(&[], "response"), "output");
         let Some(Value::Array(output)) = response.get_mut("output") else { return Ok(()) };
         let mut kept = Vec::with_capacity(output.len());
         for (i, item) in std::mem::take(output).into_iter().enumerate() {
-            let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
-            let Some(member) = call_member(kind) else {
+            let Value::Object(m) = item else {
                 kept.push(item);
                 continue;
             };
-            let call_id = item.get("call_id").and_then(Value::as_str);
-            let tracked = self.items.iter().filter_map(|it| it.call).find(|&(c, _)| cx.sh.call(c).is_some_and(|t| t.wire_id.as_deref() == call_id));
-            let Some((c, _)) = tracked else {
+            let kind = classify(&m);
+            if matches!(kind, Kind::Provider | Kind::Other) {
+                kept.push(Value::Object(m));
+                continue;
+            }
+            let same = |it: &&Item| match (m.get("id"), it.value.get("id")) {
+                (Some(a), Some(b)) => a == b,
+                _ => m.get("call_id").is_some() && m.get("call_id") == it.value.get("call_id"),
+            };
+            let Some(it) = self.items.iter().filter(|it| it.call.is_some()).find(same) else {
                 if terminal {
-                    return Err(cx.err(&index(&op, i), format!("the final output holds a {kind} ({}) the stream never announced", call_id.unwrap_or("no call_id"))));
+                    let id = m.get("call_id").or_else(|| m.get("id")).and_then(Value::as_str).unwrap_or("no id");
+                    let t = m.get("type").and_then(Value::as_str).unwrap_or("call");
+                    return Err(cx.err(&index(&op, i), format!("the final output holds a {t} ({id}) the stream never announced")));
                 }
                 continue;
             };
-            let Some(t) = cx.sh.call(c) else { continue };
-            let sent = item.get(member).and_then(Value::as_str);
-            if terminal && t.verdict.is_some() && !t.overflowed && sent.is_some_and(|s| s != t.text) {
-                return Err(cx.err(&key(&index(&op, i), member), format!("the final arguments of call {:?} differ from those decided", t.call_id)));
+            if let (true, Kind::Text(member), Some(t)) = (terminal, it.kind, it.call.and_then(|c| cx.sh.call(c))) {
+                let sent = m.get(member).and_then(Value::as_str);
+                if t.verdict.is_some() && !t.overflowed && sent.is_some_and(|s| s != t.text) {
+                    return Err(cx.err(&key(&index(&op, i), member), format!("the final arguments of call {:?} differ from those decided", t.call_id)));
+                }
             }
-            if let (Some(text), Value::Object(mut m)) = (t.allowed_text(), item) {
-                m.insert(member.into(), json!(text));
-                kept.push(Value::Object(m));
+            if let Some(item) = self.allowed_item(cx, it, m) {
+                kept.push(Value::Object(item));
             }
         }
         *output = kept;
@@ -237,7 +319,9 @@ impl ResponsesStream {
         cx.keep(cx.bytes)?;
         let mut forwarded = response.clone();
         self.rewrite_output(cx, &mut forwarded, terminal.is_some())?;
-        response.remove("output");
+        if let Some(o) = response.get_mut("output") {
+            o.take();
+        }
         self.response = Some(response);
         self.terminal = terminal;
         ev.insert("response".into(), Value::Object(forwarded));
@@ -300,7 +384,7 @@ impl Assembler for ResponsesStream {
             let open: Vec<String> = self
                 .items
                 .iter()
-                .filter(|i| i.call.is_some_and(|(c, _)| cx.sh.call(c).is_some_and(|t| t.verdict.is_none())))
+                .filter(|i| i.call.is_some_and(|c| cx.sh.call(c).is_some_and(|t| t.verdict.is_none())))
                 .map(|i| format!("output item {} (`{}`)", i.wire, i.value.get("name").and_then(Value::as_str).unwrap_or("?")))
                 .collect();
             let open = if open.is_empty() { String::new() } else { format!(" ({} still streaming)", open.join(", ")) };
@@ -314,15 +398,30 @@ impl Assembler for ResponsesStream {
         let mut output = Vec::with_capacity(order.len());
         for (pos, it) in order.iter().enumerate() {
             let mut v = it.value.clone();
-            if let Some((call, member)) = it.call {
-                v.insert(member.into(), json!(cx.sh.call(call).map_or("", |t| t.text.as_str())));
+            let member = match it.kind {
+                Kind::Text(member) => member,
+                _ => builtin_member(&v),
+            };
+            match (it.kind, it.call) {
+                (Kind::Text(_), Some(call)) => {
+                    v.insert(member.into(), json!(cx.sh.call(call).map_or("", |t| t.text.as_str())));
+                }
+                (_, Some(call)) => {
+                    v.insert(member.into(), cx.value_of(call));
+                }
+                (Kind::Provider, None) => {
+                    let id = v.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()).or_else(|| v.get("call_id").and_then(Value::as_str));
+                    let kind = v.get("type").and_then(Value::as_str).unwrap_or("item");
+                    provider.push(ProviderCall {
+                        call_id: id_or_index(id, provider.len()),
+                        tool: v.get("name").and_then(Value::as_str).unwrap_or(kind).to_owned(),
+                        kind: kind.to_owned(),
+                    });
+                }
+                _ => {}
+            }
+            if let Some(call) = it.call {
                 slots.push(Slot { call, slot: vec![Seg::Key("output".into()), Seg::Index(pos), Seg::Key(member.into())] });
-            } else if let Some(kind) = v.get("type").and_then(Value::as_str).filter(|k| k.ends_with("_call")) {
-                provider.push(ProviderCall {
-                    call_id: id_or_index(v.get("id").and_then(Value::as_str), pos),
-                    tool: v.get("name").and_then(Value::as_str).unwrap_or(kind).to_owned(),
-                    kind: kind.to_owned(),
-                });
             }
             output.push(Value::Object(v));
         }
