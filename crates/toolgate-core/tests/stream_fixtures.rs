@@ -195,8 +195,10 @@ fn forwarded_is_valid(gate: &Gate, d: Dialect, r: &Run) -> Result<(), String> {
         again.forward();
     }
     let second = again.end(gate).map_err(|e| format!("forwarded stream: {e}"))?;
-    let allowed: Vec<(&str, Value)> = r.report.calls.iter().filter(|c| c.verdict.allowed()).map(|c| (c.call_id.as_str(), args_of(c))).collect();
-    let seen: Vec<(&str, Value)> = second.calls.iter().map(|c| (c.call_id.as_str(), args_of(c))).collect();
+    // a call without a wire id is named by its position, which dropping a call before it shifts
+    let name = |c: &TurnCall, i: usize| if c.call_id == i.to_string() { format!("#{}", c.tool) } else { c.call_id.clone() };
+    let allowed: Vec<(String, Value)> = r.report.calls.iter().enumerate().filter(|(_, c)| c.verdict.allowed()).map(|(i, c)| (name(c, i), args_of(c))).collect();
+    let seen: Vec<(String, Value)> = second.calls.iter().enumerate().map(|(i, c)| (name(c, i), args_of(c))).collect();
     if seen != allowed {
         return Err(format!("the forwarded stream holds {seen:?}, expected the allowed calls {allowed:?}"));
     }

@@ -201,7 +201,9 @@ impl Assembler for AiSdkStream {
                 if id.is_some_and(|id| self.dropped.contains(id)) {
                     return Ok(());
                 }
-                if kind == "tool-result" {
+                // results of calls the provider ran belong to the turn; the host's own results do not
+                let provider = ev.get("providerExecuted") == Some(&Value::Bool(true)) || id.is_some_and(|id| self.provider.iter().any(|p| p.call_id == id));
+                if kind == "tool-result" && provider {
                     cx.keep(cx.bytes)?;
                     self.parts.push(Part { value: ev.clone(), text_id: None, call: None });
                 }

@@ -4,14 +4,16 @@
 //! refused part removed). A candidate ends with its `finishReason` (Gemini says `STOP` after
 //! function calls too, so there is no reason to rewrite).
 //!
-//! Streamed function-call arguments (`partialArgs` / `willContinue`, Vertex
+//! `executableCode` and `toolCall` parts (run by the server) pass and are reported as
+//! provider-executed. Streamed function-call arguments (`partialArgs` / `willContinue`, Vertex
 //! `streamFunctionCallArguments`) are `E_PAYLOAD`: turn that option off to stream through the gate.
 
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
 use super::{Assembled, Assembler, Slot};
-use crate::dialect::shape::{index, key};
+use crate::dialect::shape::{id_or_index, index, key};
+use crate::dialect::ProviderCall;
 use crate::error::GateError;
 use crate::json::pointer::Seg;
 
@@ -32,8 +34,8 @@ struct Cand {
     index: usize,
     role: Option<Value>,
     parts: Vec<Value>,
-    /// (position in `parts`, tracked call).
-    calls: Vec<(usize, usize)>,
+    /// (position in `parts`, tracked call, the part's call member).
+    calls: Vec<(usize, usize, &'static str)>,
     /// The candidate's other members (finishReason, safetyRatings …), latest wins.
     extra: Map<String, Value>,
 }
@@ -59,6 +61,21 @@ impl Cand {
     }
 }
 
+/// Reports a part the server ran (code execution, server-side tool calls), as the whole-turn
+/// codec does.
+fn provider_part(part: &Value, out: &mut Vec<ProviderCall>) {
+    let get = |camel: &str, snake: &str| part.get(camel).or_else(|| part.get(snake)).filter(|v| !v.is_null());
+    let id = |v: &Value| v.get("id").and_then(Value::as_str).map(str::to_owned);
+    if let Some(code) = get("executableCode", "executable_code") {
+        let call_id = id_or_index(id(code).as_deref(), out.len());
+        out.push(ProviderCall { call_id, tool: "codeExecution".into(), kind: "executableCode".into() });
+    } else if let Some(tc) = get("toolCall", "tool_call") {
+        let tool = tc.get("toolType").or_else(|| tc.get("tool_type")).and_then(Value::as_str).unwrap_or("toolCall").to_owned();
+        let call_id = id_or_index(id(tc).as_deref(), out.len());
+        out.push(ProviderCall { call_id, tool, kind: "toolCall".into() });
+    }
+}
+
 impl GeminiStream {
     fn cand(&mut self, index: usize) -> usize {
         if let Some(p) = self.cands.iter().position(|c| c.index == index) {
@@ -71,14 +88,21 @@ impl GeminiStream {
     /// One part of candidate `ci`; answers its forwarded form (`None`: dropped).
     fn part(&mut self, cx: &mut Cx<'_>, ci: usize, path: &[Seg], part: Value) -> Result<Option<Value>, GateError> {
         let m = cx.obj(path, &part)?;
-        let Some(fc) = m.get("functionCall") else {
+        let member = match (m.get("functionCall").filter(|v| !v.is_null()), m.get("function_call").filter(|v| !v.is_null())) {
+            (Some(_), Some(_)) => return Err(cx.err(path, "both `functionCall` and `function_call` in one part")),
+            (Some(_), None) => Some("functionCall"),
+            (None, Some(_)) => Some("function_call"),
+            (None, None) => None,
+        };
+        let Some(fc) = member.and_then(|k| m.get(k)) else {
             cx.keep(part.get("text").and_then(Value::as_str).map_or(cx.bytes.min(4096), str::len))?;
             if let Some(c) = self.cands.get_mut(ci) {
                 c.push(part.clone());
             }
             return Ok(Some(part));
         };
-        let fp = key(path, "functionCall");
+        let member = member.unwrap_or("functionCall");
+        let fp = key(path, member);
         let f = cx.obj(&fp, fc)?;
         if f.contains_key("partialArgs") || f.get("willContinue") == Some(&Value::Bool(true)) {
             return Err(cx.err(&fp, "streamed function call arguments (`partialArgs` / `willContinue`) are not read; turn off streamFunctionCallArguments"));
@@ -88,7 +112,7 @@ impl GeminiStream {
         cx.close_value(&key(&fp, "args"), call, f.get("args"))?;
         if let Some(c) = self.cands.get_mut(ci) {
             c.parts.push(part.clone());
-            c.calls.push((c.parts.len() - 1, call));
+            c.calls.push((c.parts.len() - 1, call, member));
         }
         let Some(v) = cx.sh.call(call).and_then(|t| t.verdict.as_ref()) else { return Ok(None) };
         let Some(args) = v.arguments.clone().filter(|_| v.allowed()) else { return Ok(None) };
@@ -96,7 +120,7 @@ impl GeminiStream {
             return Ok(Some(part));
         }
         let mut out = part;
-        if let Some(Value::Object(f)) = out.get_mut("functionCall") {
+        if let Some(Value::Object(f)) = out.get_mut(member) {
             f.insert("args".into(), args);
         }
         Ok(Some(out))
@@ -185,14 +209,15 @@ impl Assembler for GeminiStream {
         let mut order: Vec<&Cand> = self.cands.iter().collect();
         order.sort_by_key(|c| c.index);
         let mut slots = Vec::new();
+        let mut provider = Vec::new();
         let mut cands = Vec::with_capacity(order.len());
         for (pos, c) in order.iter().enumerate() {
-            for &(p, call) in &c.calls {
-                let slot = ["candidates", "content", "parts", "functionCall", "args"];
-                slots.push(Slot {
-                    call,
-                    slot: vec![Seg::Key(slot[0].into()), Seg::Index(pos), Seg::Key(slot[1].into()), Seg::Key(slot[2].into()), Seg::Index(p), Seg::Key(slot[3].into()), Seg::Key(slot[4].into())],
-                });
+            for &(p, call, member) in &c.calls {
+                let k = |s: &str| Seg::Key(s.into());
+                slots.push(Slot { call, slot: vec![k("candidates"), Seg::Index(pos), k("content"), k("parts"), Seg::Index(p), k(member), k("args")] });
+            }
+            for part in &c.parts {
+                provider_part(part, &mut provider);
             }
             let mut m = c.extra.clone();
             m.insert("content".into(), json!({ "role": c.role.clone().unwrap_or_else(|| json!("model")), "parts": c.parts }));
@@ -201,6 +226,6 @@ impl Assembler for GeminiStream {
         }
         let mut payload = self.envelope.clone();
         payload.insert("candidates".into(), Value::Array(cands));
-        Ok(Assembled { payload: Value::Object(payload), calls: slots, provider_executed: Vec::new() })
+        Ok(Assembled { payload: Value::Object(payload), calls: slots, provider_executed: provider })
     }
 }
