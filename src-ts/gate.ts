@@ -6,6 +6,7 @@ import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import { filterToolList } from './tools'
 import { payloadText, readTurnWire } from './turn'
+import { ToolCallStream, type StreamOptions } from './stream'
 import type { CallContext, Dialect, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
 
 /**
@@ -166,6 +167,22 @@ export class ToolGate {
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }
+  }
+
+  /**
+   * Guards a streamed model turn (`openai`, `openai-responses`, `anthropic`, `ai-sdk`, `gemini`):
+   * push every event into the returned {@link ToolCallStream}; each tool call is decided the
+   * moment it completes (so a host can act on it before the stream ends), text is forwarded live,
+   * a call is held until complete and then released with its repaired arguments or dropped, and
+   * `end()` answers the whole turn exactly as {@link ToolGate.guard} would. Other dialects throw
+   * `ToolGateError` `E_DIALECT`.
+   */
+  stream<D extends Dialect>(opts: StreamOptions & { dialect: D }): ToolCallStream<D> {
+    const dialect = opts?.dialect
+    if (typeof dialect !== 'string') {
+      throw new ToolGateError('E_DIALECT', 'stream: `dialect` is required')
+    }
+    return new ToolCallStream<D>(this.#native, this.#handle, dialect)
   }
 
   #fromWire(tool: string, wire: string, text: string): Verdict {

@@ -8,6 +8,8 @@
 //! - `ARGS \n OUTCOME \n FLAGS`: allowed with these arguments (compact JSON) and flags (JSON);
 //! - `\n OUTCOME \n REASON \n MESSAGE`: refused.
 
+mod stream;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
 
