@@ -24,6 +24,27 @@ export declare class BindingGate {
   toolNames(): Array<string>
 }
 
+/** One guarded model stream (raw binding: use `gate.stream(...)` from the package instead). */
+export declare class BindingStream {
+  /**
+   * Starts a stream on the gate `handle` in `dialect`. Throws `E_DIALECT` for a dialect with
+   * no stream form, `E_CONFIG` for a released gate.
+   */
+  constructor(handle: number, dialect: string)
+  /**
+   * Feeds one event (an SSE line or one event's JSON text); answers the calls it completed,
+   * as a JSON array of per-call wire objects.
+   */
+  push(event: string): string
+  /** Takes the events safe to emit now, as a JSON array (`[]` once the stream is closed). */
+  forward(): string
+  /**
+   * Ends the stream: the report wire of the whole turn (as `guard` answers). Throws
+   * `E_PAYLOAD` for a stream cut off, failed, poisoned, or already ended.
+   */
+  end(): string
+}
+
 /**
  * Checks one call on the gate `handle` (the hot path); answers in the wire format of this
  * module's docs. Never throws: an unknown handle is a refusal.
