@@ -287,3 +287,80 @@ fn dump_one_fixture_when_asked() {
         Err(e) => println!("end -> {} {e}", e.code()),
     }
 }
+
+/// Every value of an event, by JSON pointer.
+fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, x)| pointers(x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| pointers(x, format!("{at}/{i}"), out)),
+        _ => {}
+    }
+    out.push(at);
+}
+
+/// Never a panic, whatever the events: each value of each event replaced by another type or
+/// removed, and every stream cut after every event, answers a report or `E_PAYLOAD`; a cut
+/// stream that still ends well has decided each of its calls exactly once.
+#[test]
+fn mutated_and_cut_streams_never_panic() {
+    let mut checked = 0usize;
+    for (name, fx) in fixtures() {
+        let gate = gate_for(&fx);
+        let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
+        let events: Vec<Value> = fx["events"].as_array().unwrap().clone();
+        for cut in 0..=events.len() {
+            let mut s = gate.stream(d).unwrap();
+            let mut pushed = Vec::new();
+            let mut failed = false;
+            for ev in &events[..cut] {
+                match s.push(&gate, &event_text(ev)) {
+                    Ok(done) => pushed.extend(done),
+                    Err(e) => {
+                        assert_eq!(e.code(), "E_PAYLOAD", "{name}: {e}");
+                        failed = true;
+                        break;
+                    }
+                }
+                s.forward();
+            }
+            match s.end(&gate) {
+                Ok(report) if !failed => {
+                    let run = Run { pushed, forwarded: Vec::new(), report };
+                    decided_once(&run).unwrap_or_else(|e| panic!("{name} cut after {cut} events: {e}"));
+                }
+                Ok(_) => panic!("{name}: a failed stream ended well"),
+                Err(e) => assert_eq!(e.code(), "E_PAYLOAD", "{name}: {e}"),
+            }
+        }
+        for (i, ev) in events.iter().enumerate() {
+            let Value::Object(_) = ev else { continue };
+            let mut paths = Vec::new();
+            pointers(ev, String::new(), &mut paths);
+            for p in paths.iter().filter(|p| !p.is_empty()) {
+                for replacement in [Value::Null, Value::from(-1), Value::from("x"), serde_json::json!([{}]), Value::Bool(true)] {
+                    let mut bad = ev.clone();
+                    if let Some(slot) = bad.pointer_mut(p) {
+                        *slot = replacement;
+                    }
+                    let mut s = gate.stream(d).unwrap();
+                    let mut ok = true;
+                    for e in events[..i].iter().chain([&bad]).chain(&events[i + 1..]) {
+                        if let Err(err) = s.push(&gate, &event_text(e)) {
+                            assert_eq!(err.code(), "E_PAYLOAD", "{name} {p}: {err}");
+                            ok = false;
+                            break;
+                        }
+                        s.forward();
+                    }
+                    if ok {
+                        if let Err(err) = s.end(&gate) {
+                            assert_eq!(err.code(), "E_PAYLOAD", "{name} {p}: {err}");
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} mutations checked");
+}

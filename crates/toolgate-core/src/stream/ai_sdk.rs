@@ -12,7 +12,7 @@
 //! of the step (for `finish`: of the stream) was dropped. Calls the provider ran
 //! (`providerExecuted`) pass and are reported.
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
@@ -25,10 +25,16 @@ use crate::json::pointer::Seg;
 /// The AI SDK stream assembler.
 #[derive(Debug, Default)]
 pub(crate) struct AiSdkStream {
-    /// The assembled content parts, in order.
+    /// The assembled content parts, in order; text/reasoning parts by (stream id, kind).
     parts: Vec<Part>,
-    /// Previewed tool inputs (`tool-input-start` seen).
+    texts: AHashMap<(String, &'static str), usize>,
+    /// Previewed tool inputs (`tool-input-start` seen); those not yet called, by id; every id
+    /// started.
     inputs: Vec<Input>,
+    open_inputs: AHashMap<String, usize>,
+    started: AHashSet<String>,
+    /// Ids of calls the provider ran.
+    provider_ids: AHashSet<String>,
     /// Ids of refused calls: parts naming them are dropped.
     dropped: AHashSet<String>,
     /// Tools the provider ran.
@@ -71,13 +77,15 @@ fn finish_reason_to_stop(ev: &mut Map<String, Value>) {
 impl AiSdkStream {
     fn text(&mut self, cx: &mut Cx<'_>, ev: &Map<String, Value>, kind: &'static str, piece: Option<&str>) -> Result<(), GateError> {
         let id = cx.str(&[], ev, "id")?.to_owned();
-        let pos = match self.parts.iter().rposition(|p| p.text_id.as_ref().is_some_and(|(i, k)| *i == id && *k == kind)) {
-            Some(p) => p,
+        let pos = match self.texts.get(&(id.clone(), kind)) {
+            Some(&p) => p,
             None => {
                 let mut value = Map::new();
                 value.insert("type".into(), json!(kind));
                 value.insert("text".into(), json!(""));
-                self.parts.push(Part { value, text_id: Some((id, kind)), call: None });
+                cx.keep(id.len() + 32)?;
+                self.parts.push(Part { value, text_id: Some((id.clone(), kind)), call: None });
+                self.texts.insert((id, kind), self.parts.len() - 1);
                 self.parts.len() - 1
             }
         };
@@ -91,13 +99,13 @@ impl AiSdkStream {
 
     fn input(&self, cx: &Cx<'_>, ev: &Map<String, Value>) -> Result<usize, GateError> {
         let id = cx.str(&[], ev, "id")?;
-        self.inputs.iter().position(|i| i.id == id && !i.closed).ok_or_else(|| cx.err(&key(&[], "id"), format!("tool input {id:?} was never started (or already called)")))
+        self.open_inputs.get(id).copied().ok_or_else(|| cx.err(&key(&[], "id"), format!("tool input {id:?} was never started (or already called)")))
     }
 
     fn tool_call(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>) -> Result<(), GateError> {
         let id = cx.str(&[], &ev, "toolCallId")?.to_owned();
         let tool = cx.str(&[], &ev, "toolName")?.to_owned();
-        let preview = self.inputs.iter().position(|i| i.id == id && !i.closed);
+        let preview = self.open_inputs.remove(&id);
         if let Some(p) = preview {
             if self.inputs.get(p).is_some_and(|i| i.tool != tool) {
                 return Err(cx.err(&key(&[], "toolName"), format!("tool call {id:?} names another tool than its input preview")));
@@ -108,6 +116,7 @@ impl AiSdkStream {
             if let Some(i) = preview.and_then(|p| self.inputs.get_mut(p)) {
                 i.closed = true;
             }
+            self.provider_ids.insert(id.clone());
             self.provider.push(ProviderCall { call_id: id, tool, kind: "tool-call".into() });
             self.parts.push(Part { value: ev.clone(), text_id: None, call: None });
             return cx.pass(Value::Object(ev));
@@ -175,12 +184,13 @@ impl Assembler for AiSdkStream {
             "tool-input-start" => {
                 let id = cx.str(&[], &ev, "id")?;
                 let tool = cx.str(&[], &ev, "toolName")?;
-                if self.inputs.iter().any(|i| i.id == id) {
+                if !self.started.insert(id.to_owned()) {
                     return Err(cx.err(&key(&[], "id"), format!("tool input {id:?} started twice")));
                 }
                 cx.keep(cx.bytes)?;
                 let provider = ev.get("providerExecuted") == Some(&Value::Bool(true));
                 let call = if provider { None } else { Some(cx.open(&[], Some(id), tool, false)?) };
+                self.open_inputs.insert(id.to_owned(), self.inputs.len());
                 self.inputs.push(Input { id: id.to_owned(), tool: tool.to_owned(), call, start: ev.clone(), closed: false });
                 if !provider {
                     return Ok(());
@@ -202,7 +212,7 @@ impl Assembler for AiSdkStream {
                     return Ok(());
                 }
                 // results of calls the provider ran belong to the turn; the host's own results do not
-                let provider = ev.get("providerExecuted") == Some(&Value::Bool(true)) || id.is_some_and(|id| self.provider.iter().any(|p| p.call_id == id));
+                let provider = ev.get("providerExecuted") == Some(&Value::Bool(true)) || id.is_some_and(|id| self.provider_ids.contains(id));
                 if kind == "tool-result" && provider {
                     cx.keep(cx.bytes)?;
                     self.parts.push(Part { value: ev.clone(), text_id: None, call: None });

@@ -11,6 +11,7 @@
 //! when every call was dropped. Server-run blocks (`server_tool_use`, `mcp_tool_use`) pass and
 //! are reported as provider-executed.
 
+use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
@@ -28,8 +29,10 @@ const SERVER_TOOL_BLOCKS: [&str; 2] = ["server_tool_use", "mcp_tool_use"];
 pub(crate) struct AnthropicStream {
     /// `message_start.message`, its content moved into `blocks`, updated by `message_delta`.
     message: Option<Map<String, Value>>,
-    /// Content blocks in the order started (prepopulated ones first).
+    /// Content blocks in the order started (prepopulated ones first), and their positions by
+    /// wire index.
     blocks: Vec<Block>,
+    by_wire: AHashMap<usize, usize>,
     /// The next forwarded block index.
     out_next: usize,
     /// Gated calls seen, and those forwarded.
@@ -57,7 +60,7 @@ struct Block {
 impl AnthropicStream {
     fn block(&self, cx: &Cx<'_>, path: &[Seg], m: &Map<String, Value>) -> Result<usize, GateError> {
         let wire = cx.index(path, m, "index")?;
-        let pos = self.blocks.iter().position(|b| b.wire == wire).ok_or_else(|| cx.err(&key(path, "index"), format!("content block {wire} was never started")))?;
+        let pos = self.by_wire.get(&wire).copied().ok_or_else(|| cx.err(&key(path, "index"), format!("content block {wire} was never started")))?;
         if !self.blocks.get(pos).is_some_and(|b| b.open) {
             return Err(cx.err(&key(path, "index"), format!("content block {wire} already stopped")));
         }
@@ -91,18 +94,17 @@ impl AnthropicStream {
                 cx.close_value(&key(&bp, "input"), call, m.get("input"))?;
                 self.calls += 1;
                 block.call = Some(call);
-                match cx.sh.call(call).and_then(|t| t.verdict.as_ref()).and_then(|v| v.arguments.clone()) {
-                    Some(args) => {
-                        let mut kept = m.clone();
-                        kept.insert("input".into(), args);
-                        forwarded.push(Value::Object(kept));
-                        self.released += 1;
-                    }
-                    None => {} // refused: dropped
+                // a refused call is dropped; an allowed one keeps the arguments to run with
+                if let Some(args) = cx.sh.call(call).and_then(|t| t.verdict.as_ref()).and_then(|v| v.arguments.clone()) {
+                    let mut kept = m.clone();
+                    kept.insert("input".into(), args);
+                    forwarded.push(Value::Object(kept));
+                    self.released += 1;
                 }
             } else {
                 forwarded.push(b);
             }
+            self.by_wire.insert(i, self.blocks.len());
             self.blocks.push(block);
         }
         self.out_next = forwarded.len();
@@ -115,7 +117,7 @@ impl AnthropicStream {
 
     fn block_start(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>) -> Result<(), GateError> {
         let wire = cx.index(&[], &ev, "index")?;
-        if self.blocks.iter().any(|b| b.wire == wire) {
+        if self.by_wire.contains_key(&wire) {
             return Err(cx.err(&key(&[], "index"), format!("content block {wire} started twice")));
         }
         let bp = key(&[], "content_block");
@@ -127,12 +129,14 @@ impl AnthropicStream {
             let call = cx.open(&bp, Some(cx.str(&bp, cb, "id")?), cx.str(&bp, cb, "name")?, true)?;
             self.calls += 1;
             block.call = Some(call);
+            self.by_wire.insert(wire, self.blocks.len());
             self.blocks.push(block);
             return Ok(()); // held until content_block_stop
         }
         block.out = Some(self.out_next);
         ev.insert("index".into(), json!(self.out_next));
         self.out_next += 1;
+        self.by_wire.insert(wire, self.blocks.len());
         self.blocks.push(block);
         cx.pass(Value::Object(ev))
     }

@@ -8,6 +8,7 @@
 //! provider-executed. Streamed function-call arguments (`partialArgs` / `willContinue`, Vertex
 //! `streamFunctionCallArguments`) are `E_PAYLOAD`: turn that option off to stream through the gate.
 
+use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
@@ -20,8 +21,9 @@ use crate::json::pointer::Seg;
 /// The Gemini stream assembler.
 #[derive(Debug, Default)]
 pub(crate) struct GeminiStream {
-    /// Candidates in the order first seen.
+    /// Candidates in the order first seen, and their positions by index.
     cands: Vec<Cand>,
+    by_index: AHashMap<usize, usize>,
     /// The latest chunk's other members (usageMetadata, modelVersion, responseId …).
     envelope: Map<String, Value>,
     chunks: usize,
@@ -78,10 +80,11 @@ fn provider_part(part: &Value, out: &mut Vec<ProviderCall>) {
 
 impl GeminiStream {
     fn cand(&mut self, index: usize) -> usize {
-        if let Some(p) = self.cands.iter().position(|c| c.index == index) {
+        if let Some(&p) = self.by_index.get(&index) {
             return p;
         }
         self.cands.push(Cand { index, role: None, parts: Vec::new(), calls: Vec::new(), extra: Map::new() });
+        self.by_index.insert(index, self.cands.len() - 1);
         self.cands.len() - 1
     }
 
@@ -95,7 +98,8 @@ impl GeminiStream {
             (None, None) => None,
         };
         let Some(fc) = member.and_then(|k| m.get(k)) else {
-            cx.keep(part.get("text").and_then(Value::as_str).map_or(cx.bytes.min(4096), str::len))?;
+            // text is charged as itself; any other part (inline data …) at most its chunk's size
+            cx.keep(part.get("text").and_then(Value::as_str).map_or(cx.bytes, str::len))?;
             if let Some(c) = self.cands.get_mut(ci) {
                 c.push(part.clone());
             }
@@ -109,9 +113,17 @@ impl GeminiStream {
         }
         let name = cx.str(&fp, f, "name")?;
         let call = cx.open(&fp, cx.opt_str(&fp, f, "id")?, name, true)?;
+        cx.keep(name.len() + 64)?;
         cx.close_value(&key(&fp, "args"), call, f.get("args"))?;
+        let mut kept = part.clone();
+        if cx.sh.call(call).is_some_and(|t| t.overflowed) {
+            // arguments beyond the limit are refused and not kept
+            if let Some(Value::Object(f)) = kept.get_mut(member) {
+                f.insert("args".into(), json!({}));
+            }
+        }
         if let Some(c) = self.cands.get_mut(ci) {
-            c.parts.push(part.clone());
+            c.parts.push(kept);
             c.calls.push((c.parts.len() - 1, call, member));
         }
         let Some(v) = cx.sh.call(call).and_then(|t| t.verdict.as_ref()) else { return Ok(None) };

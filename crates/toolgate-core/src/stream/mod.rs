@@ -75,8 +75,13 @@ pub(crate) trait Assembler: Send + Sync + std::fmt::Debug {
 
 /// A guarded stream (SPEC.md `ToolCallStream`). Create it with [`Gate::stream`]; feed it every
 /// event with [`GateStream::push`]; emit what [`GateStream::forward`] returns; finish with
-/// [`GateStream::end`]. After any error the stream is failed: every later `push` and `end`
-/// answers `E_PAYLOAD`.
+/// [`GateStream::end`], passing the gate that made it each time. After any error the stream is
+/// failed: every later `push` and `end` answers `E_PAYLOAD`.
+///
+/// Bounded: a call's arguments beyond `limits.maxArgumentBytes` are refused (`bad_arguments`) by
+/// the fragment that crosses the limit, and its later fragments are dropped unread; everything
+/// held (text and arguments kept for the assembled turn, events not yet taken by `forward`)
+/// beyond `limits.maxPayloadBytes` is `E_PAYLOAD`.
 #[derive(Debug)]
 pub struct GateStream {
     dialect: Dialect,

@@ -9,6 +9,7 @@
 //! `0, 1, …` per choice; `finish_reason: "tool_calls"` becomes `"stop"` when every call of the
 //! choice was dropped.
 
+use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
@@ -24,8 +25,9 @@ pub(crate) struct OpenAiStream {
     envelope: Option<Map<String, Value>>,
     /// The last non-null `usage`.
     usage: Option<Value>,
-    /// Choices in the order first seen.
+    /// Choices in the order first seen, and their positions by wire index.
     choices: Vec<ChoiceState>,
+    by_index: AHashMap<usize, usize>,
     /// `[DONE]` was seen.
     done: bool,
     /// Chunks read.
@@ -40,6 +42,8 @@ struct ChoiceState {
     refusal: Option<String>,
     finish: Option<String>,
     calls: Vec<CallState>,
+    /// Positions in `calls` by tool call index.
+    by_wire: AHashMap<usize, usize>,
     /// Position in `calls` of the call still streaming.
     open: Option<usize>,
     /// Allowed calls forwarded so far (the next forwarded `index`).
@@ -57,10 +61,11 @@ struct CallState {
 
 impl OpenAiStream {
     fn choice(&mut self, index: usize) -> usize {
-        if let Some(p) = self.choices.iter().position(|c| c.index == index) {
+        if let Some(&p) = self.by_index.get(&index) {
             return p;
         }
-        self.choices.push(ChoiceState { index, role: None, content: None, refusal: None, finish: None, calls: Vec::new(), open: None, released: 0 });
+        self.choices.push(ChoiceState { index, role: None, content: None, refusal: None, finish: None, calls: Vec::new(), by_wire: AHashMap::new(), open: None, released: 0 });
+        self.by_index.insert(index, self.choices.len() - 1);
         self.choices.len() - 1
     }
 
@@ -117,7 +122,7 @@ impl OpenAiStream {
             None => None,
         };
         let Some(st) = self.choices.get(ci) else { return Ok(()) };
-        if let Some(p) = st.calls.iter().position(|c| c.wire_index == wire_index) {
+        if let Some(&p) = st.by_wire.get(&wire_index) {
             let Some(c) = st.calls.get(p) else { return Ok(()) };
             if st.open != Some(p) {
                 return Err(cx.err(path, format!("a fragment of tool call index {wire_index} after that call completed (calls stream one after another)")));
@@ -139,6 +144,7 @@ impl OpenAiStream {
         cx.keep(name.len() + id.map_or(0, str::len) + 64)?;
         let Some(st) = self.choices.get_mut(ci) else { return Ok(()) };
         st.calls.push(CallState { wire_index, call, kind, id: id.map(str::to_owned), name: name.to_owned() });
+        st.by_wire.insert(wire_index, st.calls.len() - 1);
         st.open = Some(st.calls.len() - 1);
         match piece {
             Some(t) => cx.append(call, t),
@@ -266,7 +272,7 @@ impl Assembler for OpenAiStream {
         header.shift_remove("usage");
         header.shift_remove("obfuscation");
         if self.envelope.is_none() {
-            cx.keep(cx.bytes.min(4096))?;
+            cx.keep(cx.bytes)?;
             self.envelope = Some(header.clone());
         }
         let had_choices = !choices.is_empty();

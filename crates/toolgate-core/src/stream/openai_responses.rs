@@ -18,6 +18,7 @@
 //! Forwarded items are renumbered in the order forwarded, sequence numbers renumbered, and the
 //! `output` of lifecycle events rewritten to match (refused calls removed, repairs written).
 
+use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
@@ -79,8 +80,12 @@ pub(crate) struct ResponsesStream {
     response: Option<Map<String, Value>>,
     /// The terminal event's type, once seen.
     terminal: Option<&'static str>,
-    /// Output items in the order added.
+    /// Output items in the order added; their positions by `output_index`, and (calls only) by
+    /// item `id` and by `call_id`.
     items: Vec<Item>,
+    by_wire: AHashMap<usize, usize>,
+    calls_by_id: AHashMap<String, usize>,
+    calls_by_call_id: AHashMap<String, usize>,
     out_next: usize,
     /// The next forwarded `sequence_number`, once the stream uses them.
     seq: Option<u64>,
@@ -108,7 +113,7 @@ struct Item {
 impl ResponsesStream {
     fn item(&self, cx: &Cx<'_>, ev: &Map<String, Value>) -> Result<usize, GateError> {
         let wire = cx.index(&[], ev, "output_index")?;
-        self.items.iter().position(|i| i.wire == wire).ok_or_else(|| cx.err(&key(&[], "output_index"), format!("output item {wire} was never added")))
+        self.by_wire.get(&wire).copied().ok_or_else(|| cx.err(&key(&[], "output_index"), format!("output item {wire} was never added")))
     }
 
     /// Forwards `ev`, its sequence number renumbered (and given, once the stream uses them).
@@ -182,7 +187,7 @@ impl ResponsesStream {
 
     fn added(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>) -> Result<(), GateError> {
         let wire = cx.index(&[], &ev, "output_index")?;
-        if self.items.iter().any(|i| i.wire == wire) {
+        if self.by_wire.contains_key(&wire) {
             return Err(cx.err(&key(&[], "output_index"), format!("output item {wire} added twice")));
         }
         let ip = key(&[], "item");
@@ -207,7 +212,15 @@ impl ResponsesStream {
             Kind::Provider | Kind::Other => None,
         };
         let mut it = Item { wire, added: item.clone(), value: item, kind, call, out: None, done: false, released: false };
+        self.by_wire.insert(wire, self.items.len());
         if call.is_some() {
+            let pos = self.items.len();
+            if let Some(id) = it.value.get("id").and_then(Value::as_str) {
+                self.calls_by_id.insert(id.to_owned(), pos);
+            }
+            if let Some(id) = it.value.get("call_id").and_then(Value::as_str) {
+                self.calls_by_call_id.insert(id.to_owned(), pos);
+            }
             self.items.push(it);
             return Ok(()); // held until decided
         }
@@ -288,11 +301,9 @@ impl ResponsesStream {
                 kept.push(Value::Object(m));
                 continue;
             }
-            let same = |it: &&Item| match (m.get("id"), it.value.get("id")) {
-                (Some(a), Some(b)) => a == b,
-                _ => m.get("call_id").is_some() && m.get("call_id") == it.value.get("call_id"),
-            };
-            let Some(it) = self.items.iter().filter(|it| it.call.is_some()).find(same) else {
+            let by = |map: &AHashMap<String, usize>, k: &str| m.get(k).and_then(Value::as_str).and_then(|id| map.get(id)).copied();
+            let pos = by(&self.calls_by_id, "id").or_else(|| by(&self.calls_by_call_id, "call_id"));
+            let Some(it) = pos.and_then(|p| self.items.get(p)) else {
                 if terminal {
                     let id = m.get("call_id").or_else(|| m.get("id")).and_then(Value::as_str).unwrap_or("no id");
                     let t = m.get("type").and_then(Value::as_str).unwrap_or("call");
