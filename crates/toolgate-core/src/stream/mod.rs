@@ -7,7 +7,7 @@
 //! turn.
 //!
 //! One assembler per dialect (`openai`, `openai-responses`, `anthropic`, `ai-sdk`, `gemini`),
-//! behind [`Assembler`]; the shared state (calls, buffers, the forward queue, the byte budget)
+//! behind one small `Assembler` trait; the shared state (calls, buffers, the forward queue, the byte budget)
 //! lives in `buffer.rs`, event reading and call decisions in `event.rs`.
 
 mod ai_sdk;
@@ -185,21 +185,27 @@ impl GateStream {
             Frame::Data(text) => Some(text),
         };
         self.events += 1;
-        let d = self.dialect;
+        let (d, n) = (self.dialect, self.events);
+        let parsed = match &data {
+            None => None,
+            Some(text) => {
+                let parsed = parse_payload(text.as_bytes(), gate.limits(), gate.max_payload_bytes()).map_err(|e| unreadable(d, n, &e))?;
+                if !parsed.value.is_object() {
+                    return Err(GateError::Payload(format!("{d} stream event #{n}: expected an event object, got {}", type_name(&parsed.value))));
+                }
+                Some(parsed)
+            }
+        };
+        let kind = parsed.as_ref().map_or_else(|| "[DONE]".to_owned(), |p| event_kind(&p.value));
         if let Some(last) = self.asm.ended() {
-            return Err(GateError::Payload(format!("{d} stream event #{}: an event after the stream ended (`{last}`)", self.events)));
+            return Err(GateError::Payload(format!("{d} stream event #{n} ({kind}): an event after the stream ended (`{last}`)")));
         }
         self.sh.completed.clear();
-        let mut cx = Cx { gate, d, sh: &mut self.sh, n: self.events, kind: "[DONE]".into(), bytes: 0, big_integer: false, problems: Vec::new() };
-        match data {
+        let bytes = data.as_ref().map_or(0, |t| t.len());
+        let mut cx = Cx { gate, d, sh: &mut self.sh, n, kind, bytes, big_integer: false, problems: Vec::new() };
+        match parsed {
             None => self.asm.done(&mut cx)?,
-            Some(text) => {
-                let parsed = parse_payload(text.as_bytes(), gate.limits(), gate.max_payload_bytes()).map_err(|e| unreadable(d, self.events, &e))?;
-                if !parsed.value.is_object() {
-                    return Err(GateError::Payload(format!("{d} stream event #{}: expected an event object, got {}", self.events, type_name(&parsed.value))));
-                }
-                cx.kind = event_kind(&parsed.value);
-                cx.bytes = text.len();
+            Some(parsed) => {
                 cx.big_integer = parsed.big_integer;
                 cx.problems = parsed.problems;
                 self.asm.event(&mut cx, parsed.value)?;
