@@ -139,7 +139,8 @@ impl AiSdkStream {
                 if let Some(t) = cx.sh.calls.get_mut(call) {
                     t.value_args = true;
                 }
-                cx.close_value(&ip, call, Some(v))?;
+                let problem = cx.claim(&ip);
+                cx.close_value(call, Some(v), problem)?;
             }
             None => cx.close_text(&ip, call, None, false)?,
         }

@@ -19,6 +19,7 @@ use super::{Assembled, Assembler, Slot};
 use crate::dialect::shape::{id_or_index, index, key};
 use crate::dialect::ProviderCall;
 use crate::error::GateError;
+use crate::json::parse::ParseError;
 use crate::json::pointer::Seg;
 
 /// Blocks the server runs itself (as in the whole-turn codec).
@@ -54,6 +55,8 @@ struct Block {
     out: Option<usize>,
     /// `input_json_delta` text of a server-run block.
     json: String,
+    /// A duplicate or prototype key in a `tool_use` block's starting `input`.
+    problem: Option<ParseError>,
     open: bool,
 }
 
@@ -88,10 +91,11 @@ impl AnthropicStream {
             let bp = index(&key(&mp, "content"), i);
             let m = cx.obj(&bp, &b)?;
             let kind = cx.str(&bp, m, "type")?;
-            let mut block = Block { wire: i, value: b.clone(), call: None, out: None, json: String::new(), open: false };
+            let mut block = Block { wire: i, value: b.clone(), call: None, out: None, json: String::new(), problem: None, open: false };
             if kind == "tool_use" {
                 let call = cx.open(&bp, Some(cx.str(&bp, m, "id")?), cx.str(&bp, m, "name")?, true)?;
-                cx.close_value(&key(&bp, "input"), call, m.get("input"))?;
+                let problem = cx.claim(&key(&bp, "input"));
+                cx.close_value(call, m.get("input"), problem)?;
                 self.calls += 1;
                 block.call = Some(call);
                 // a refused call is dropped; an allowed one keeps the arguments to run with
@@ -123,12 +127,13 @@ impl AnthropicStream {
         let bp = key(&[], "content_block");
         let cb = cx.member_obj(&[], &ev, "content_block")?;
         let kind = cx.str(&bp, cb, "type")?;
-        let mut block = Block { wire, value: Value::Object(cb.clone()), call: None, out: None, json: String::new(), open: true };
+        let mut block = Block { wire, value: Value::Object(cb.clone()), call: None, out: None, json: String::new(), problem: None, open: true };
         cx.keep(cx.bytes)?;
         if kind == "tool_use" {
             let call = cx.open(&bp, Some(cx.str(&bp, cb, "id")?), cx.str(&bp, cb, "name")?, true)?;
             self.calls += 1;
             block.call = Some(call);
+            block.problem = cx.claim(&key(&bp, "input"));
             self.by_wire.insert(wire, self.blocks.len());
             self.blocks.push(block);
             return Ok(()); // held until content_block_stop
@@ -217,7 +222,10 @@ impl AnthropicStream {
         let start_input = b.value.get("input").filter(|v| v.as_object().is_some_and(|m| !m.is_empty())).cloned();
         let streamed = cx.sh.call(call).is_some_and(|t| !t.text.is_empty() || t.overflowed);
         match start_input {
-            Some(input) if !streamed => cx.close_value(&[], call, Some(&input))?,
+            Some(input) if !streamed => {
+                let problem = b.problem.take();
+                cx.close_value(call, Some(&input), problem)?
+            }
             _ => cx.close_text(&[], call, None, false)?,
         }
         let Some(text) = cx.sh.call(call).and_then(|t| t.allowed_text()) else { return Ok(()) };

@@ -182,11 +182,10 @@ impl Cx<'_> {
         Ok(())
     }
 
-    /// Completes call `i` whose arguments arrived whole as a JSON value at `path` of this event
-    /// (`None`: no arguments member). Decided as `guard` decides a value in place: a duplicate
-    /// or prototype key under `path` refuses it, and so does a size beyond the limit.
-    pub fn close_value(&mut self, path: &[Seg], i: usize, value: Option<&Value>) -> Result<(), GateError> {
-        let problem = self.claim(path);
+    /// Completes call `i` whose arguments arrived whole as a JSON value (`None`: no arguments
+    /// member). Decided as `guard` decides a value in place: `problem` (a duplicate or prototype
+    /// key found in it, see [`Cx::claim`]) refuses it, and so does a size beyond the limit.
+    pub fn close_value(&mut self, i: usize, value: Option<&Value>, problem: Option<ParseError>) -> Result<(), GateError> {
         let Some(t) = self.sh.calls.get(i) else { return Ok(()) };
         if t.verdict.is_some() {
             return Ok(());

@@ -114,7 +114,8 @@ impl GeminiStream {
         let name = cx.str(&fp, f, "name")?;
         let call = cx.open(&fp, cx.opt_str(&fp, f, "id")?, name, true)?;
         cx.keep(name.len() + 64)?;
-        cx.close_value(&key(&fp, "args"), call, f.get("args"))?;
+        let problem = cx.claim(&key(&fp, "args"));
+        cx.close_value(call, f.get("args"), problem)?;
         let mut kept = part.clone();
         if cx.sh.call(call).is_some_and(|t| t.overflowed) {
             // arguments beyond the limit are refused and not kept

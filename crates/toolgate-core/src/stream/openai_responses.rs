@@ -256,7 +256,8 @@ impl ResponsesStream {
             }
             _ => {
                 let member = builtin_member(&item);
-                cx.close_value(&key(&ip, member), call, item.get(member))?;
+                let problem = cx.claim(&key(&ip, member));
+                cx.close_value(call, item.get(member), problem)?;
             }
         }
         if !released {
