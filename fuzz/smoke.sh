@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Fuzz smoke: builds every cargo-fuzz target and runs each for FUZZ_SECONDS (default 10) on a
-# temporary copy of its seed corpus, so the committed corpus is never touched. Exits non-zero
-# when a target crashes (the input is kept in fuzz/artifacts/<target>/ and printed as base64)
-# or fails to build. If cargo-fuzz cannot be installed, prints a NOTICE and exits 0.
+# Fuzz smoke: builds every cargo-fuzz target and runs each for FUZZ_SECONDS (default 10, capped so
+# that all runs together take about FUZZ_BUDGET seconds) on a temporary copy of its seed corpus,
+# so the committed corpus is never touched. Exits non-zero when a target crashes (the input is
+# kept in fuzz/artifacts/<target>/ and printed as base64) or fails to build. If cargo-fuzz
+# cannot be installed, prints a NOTICE and exits 0.
 #
 # Environment:
 #   FUZZ_SECONDS     seconds per target (default 10)
+#   FUZZ_BUDGET      seconds for all runs together (default 60): each target gets
+#                    min(FUZZ_SECONDS, FUZZ_BUDGET / number of targets), at least 2
 #   FUZZ_TARGETS     space-separated targets (default: every fuzz_targets/*.rs)
 #   FUZZ_SANITIZER   address (default) | none | ...: passed to `cargo fuzz --sanitizer`
 #   FUZZ_TIMEOUT     libFuzzer per-input timeout in seconds (default 30)
@@ -14,6 +17,7 @@ set -euo pipefail
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$FUZZ_DIR/.." && pwd)"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-10}"
+BUDGET="${FUZZ_BUDGET:-60}"
 SANITIZER="${FUZZ_SANITIZER:-address}"
 TIMEOUT="${FUZZ_TIMEOUT:-30}"
 t0=$(date +%s)
@@ -53,6 +57,13 @@ else
   for f in "$FUZZ_DIR"/fuzz_targets/*.rs; do
     TARGETS+=("$(basename "$f" .rs)")
   done
+fi
+
+share=$(( BUDGET / ${#TARGETS[@]} ))
+[ "$share" -ge 2 ] || share=2
+if [ "$share" -lt "$SECONDS_PER_TARGET" ]; then
+  echo "fuzz smoke: ${#TARGETS[@]} targets in a ${BUDGET}s budget: ${share}s each (FUZZ_SECONDS=$SECONDS_PER_TARGET capped; raise FUZZ_BUDGET for longer runs)"
+  SECONDS_PER_TARGET=$share
 fi
 
 # cargo-fuzz resolves paths from the project root; --fuzz-dir makes it independent of cwd.

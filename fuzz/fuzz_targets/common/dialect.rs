@@ -1,0 +1,116 @@
+//! The oracle shared by the `dialect_<name>` targets: one whole model turn, as untrusted text,
+//! through `Gate::guard` in one dialect (and `auto`), `Gate::filter_tools`, and back.
+//!
+//! The gate is built from `__test__/fixtures/dialects/tools.json` (the config the fixtures, and
+//! so the seeds, are written against). Input bytes become text with `String::from_utf8_lossy`.
+//!
+//! Oracle (a panic = a finding):
+//! 1. `guard`, `guard` with `auto` and `filter_tools` never panic.
+//! 2. A report is consistent: allowed ⇔ `arguments` ⇔ `arguments_json`, which parses to the
+//!    arguments; a refusal has a reason and a non-empty message; feedback is present iff some
+//!    call is refused; `payload` is present iff some call was repaired (every codec's argument
+//!    slot leads somewhere).
+//! 3. The input re-serialized (`serde_json::from_str` → `to_string`) and guarded again gives the
+//!    same calls (call id, tool, outcome, reason) in the same order.
+//! 4. The repaired payload guarded again gives the same calls, each allowed one `passed` with the
+//!    same arguments (repairs are written where the codec reads them, and repair is idempotent).
+//! 5. `auto`, when it answers this dialect, answers exactly the same report.
+//! 6. `filter_tools` output, filtered again, is unchanged.
+//!
+//! Exception to 3 and 4: when the strict parse recorded a duplicate or prototype key, a call
+//! refused `bad_arguments` may change outcome — `serde_json` keeps a duplicate's last value and
+//! the payload written back keeps the first one and drops prototype keys, so that call's
+//! arguments are no longer the text the model sent.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use toolgate_core::json::parse::parse_payload;
+use toolgate_core::{Dialect, DialectChoice, Gate, Outcome, Reason, TurnOptions, TurnReport};
+
+const CONFIG: &str = include_str!("../../../__test__/fixtures/dialects/tools.json");
+
+fn gate() -> &'static Gate {
+    static GATE: OnceLock<Gate> = OnceLock::new();
+    GATE.get_or_init(|| Gate::from_json(CONFIG).expect("the fixture config compiles"))
+}
+
+type Key = (String, String, Outcome, Option<Reason>);
+
+fn keys(r: &TurnReport) -> Vec<Key> {
+    r.calls.iter().map(|c| (c.call_id.clone(), c.tool.clone(), c.verdict.outcome, c.verdict.reason)).collect()
+}
+
+/// Runs the whole oracle for dialect `d` on one input.
+pub fn run(d: Dialect, data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let gate = gate();
+    let opts = TurnOptions::default();
+
+    if let Ok(filtered) = gate.filter_tools(d, &text) {
+        let again = gate.filter_tools(d, &filtered).expect("a filtered tool list filters again");
+        assert_eq!(again, filtered, "{d}: filter_tools is not idempotent");
+    }
+
+    let direct = gate.guard(DialectChoice::Is(d), &text, &opts);
+    let auto = gate.guard(DialectChoice::Auto, &text, &opts);
+    if let Ok(a) = &auto {
+        if a.dialect == d {
+            let r = direct.as_ref().expect("auto read this dialect, the dialect itself must too");
+            assert_eq!(a, r, "{d}: auto and the explicit dialect answer differently");
+        }
+    }
+    let Ok(report) = direct else { return };
+    consistent(d, &report);
+
+    let lossy = parse_payload(text.as_bytes(), gate.limits(), gate.max_payload_bytes()).is_ok_and(|p| !p.problems.is_empty());
+    let exempt = |k: &Key| lossy && k.3 == Some(Reason::BadArguments);
+    let first = keys(&report);
+
+    if let Ok(value) = serde_json::from_str::<Value>(&text) {
+        let again = gate.guard(DialectChoice::Is(d), &value.to_string(), &opts).expect("the re-serialized turn guards again");
+        let second = keys(&again);
+        assert_eq!(first.len(), second.len(), "{d}: re-serialized turn has other calls");
+        for (a, b) in first.iter().zip(&second) {
+            assert_eq!((&a.0, &a.1), (&b.0, &b.1), "{d}: re-serialized turn reads other calls");
+            if !exempt(a) {
+                assert_eq!(a, b, "{d}: re-serialized turn decided differently");
+            }
+        }
+    }
+
+    let Some(payload) = &report.payload else { return };
+    let again = gate.guard(DialectChoice::Is(d), &payload.to_string(), &opts).expect("the repaired payload guards again");
+    assert_eq!(report.calls.len(), again.calls.len(), "{d}: repaired payload has other calls");
+    for (a, b) in report.calls.iter().zip(&again.calls) {
+        assert_eq!((&a.call_id, &a.tool), (&b.call_id, &b.tool), "{d}: repaired payload reads other calls");
+        let k = (a.call_id.clone(), a.tool.clone(), a.verdict.outcome, a.verdict.reason);
+        if a.verdict.allowed() {
+            assert_eq!(b.verdict.outcome, Outcome::Passed, "{d}: call {} not passed after repair: {:?}", a.call_id, b.verdict);
+            assert_eq!(a.verdict.arguments, b.verdict.arguments, "{d}: call {} arguments changed on the second pass", a.call_id);
+        } else if !exempt(&k) {
+            assert_eq!((a.verdict.outcome, a.verdict.reason), (b.verdict.outcome, b.verdict.reason), "{d}: refused call {} decided differently", a.call_id);
+        }
+    }
+}
+
+fn consistent(d: Dialect, r: &TurnReport) {
+    let mut refused = 0;
+    let mut repaired = 0;
+    for c in &r.calls {
+        let v = &c.verdict;
+        assert_eq!(v.allowed(), v.arguments.is_some(), "{d}: allowed without arguments or refused with: {v:?}");
+        assert_eq!(v.allowed(), c.arguments_json.is_some(), "{d}: arguments_json disagrees with allowed: {c:?}");
+        if let (Some(args), Some(json)) = (&v.arguments, &c.arguments_json) {
+            let parsed: Value = serde_json::from_str(json).expect("arguments_json is JSON");
+            assert_eq!(&parsed, args, "{d}: arguments_json is not the arguments");
+        } else {
+            refused += 1;
+            assert!(v.reason.is_some(), "{d}: refusal without a reason: {v:?}");
+            assert!(v.message.as_deref().is_some_and(|m| !m.is_empty()), "{d}: refusal without a message: {v:?}");
+        }
+        repaired += usize::from(v.outcome == Outcome::Repaired);
+    }
+    assert_eq!(refused > 0, !r.feedback.is_empty(), "{d}: feedback present iff some call is refused");
+    assert_eq!(repaired > 0, r.payload.is_some(), "{d}: payload present iff some call was repaired");
+}
