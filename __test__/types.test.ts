@@ -49,7 +49,10 @@ describe('type surface', () => {
   })
 
   it('the same consumer compiles as an ESM project that installed toolgate', () => {
-    const r = compileIn('module', { 'consumer.ts': readFileSync(consumer, 'utf8') })
+    const r = compileIn('module', {
+      'consumer.ts': readFileSync(consumer, 'utf8'),
+      'dialects.ts': readFileSync(join(root, '__test__', 'types', 'dialects.ts'), 'utf8'),
+    })
     expect(r.out).toBe('')
     expect(r.status).toBe(0)
   })
@@ -72,7 +75,8 @@ describe('type surface', () => {
   })
 
   it('the consumer imports every public export', () => {
-    const text = readFileSync(consumer, 'utf8')
+    // consumer.ts, and dialects.ts for the many dialect payload types
+    const text = readFileSync(consumer, 'utf8') + readFileSync(join(root, '__test__', 'types', 'dialects.ts'), 'utf8')
     const imported = new Set([...text.matchAll(/^\s+(?:type\s+)?(\w+),$/gm)].map((m) => m[1]))
     const docs = readFileSync(join(root, 'docs', 'api.md'), 'utf8')
     const documented = [...docs.matchAll(/^\| \[`(\w+)`\]/gm)].map((m) => m[1])

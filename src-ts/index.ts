@@ -4,6 +4,7 @@
  */
 export { ToolGate, defineConfig } from './gate'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
+export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'
 export type {
   CallContext,
   Dialect,

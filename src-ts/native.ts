@@ -3,6 +3,7 @@
 // checkout.
 import type {
   BindingGate as BindingGateClass,
+  BindingStream as BindingStreamClass,
   check as checkFn,
   filterTools as filterToolsFn,
   guard as guardFn,
@@ -12,6 +13,7 @@ import { ToolGateError } from './errors'
 
 type BindingModule = {
   BindingGate: typeof BindingGateClass
+  BindingStream: typeof BindingStreamClass
   check: typeof checkFn
   guard: typeof guardFn
   filterTools: typeof filterToolsFn

@@ -13,8 +13,6 @@ export type StreamOptions = { dialect: Dialect } & CallContext
 /** The dialects `gate.stream` reads. */
 export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini'])
 
-type WithStream = ReturnType<typeof native> & { BindingStream?: typeof BindingStreamClass }
-
 /**
  * A model's streamed turn, guarded event by event (SPEC.md `ToolCallStream`). Feed every event to
  * {@link ToolCallStream.push}, emit what {@link ToolCallStream.forward} returns to your consumer,
@@ -33,7 +31,8 @@ export class ToolCallStream<D extends Dialect = Dialect> {
   /** @internal Use `gate.stream(...)`. */
   constructor(mod: ReturnType<typeof native>, handle: number, dialect: D) {
     this.dialect = dialect
-    const Binding = (mod as WithStream).BindingStream
+    // an addon built before streams existed has no BindingStream
+    const Binding = mod.BindingStream as typeof BindingStreamClass | undefined
     if (typeof Binding !== 'function') {
       throw new ToolGateError('E_CONFIG', 'toolgate: this native binary has no stream support; rebuild it (npm run build:native)')
     }

@@ -17,6 +17,19 @@ import {
   type ToolGateConfig,
   type ToolGateErrorCode,
   type Verdict,
+  ToolCallStream,
+  STREAM_DIALECTS,
+  type AnthropicToolResultMessage,
+  type DialectFeedback,
+  type FilterToolsOptions,
+  type ProviderExecutedCall,
+  type GuardOptions,
+  type McpFeedback,
+  type OpenAiChatCompletion,
+  type OpenAiToolMessage,
+  type StreamOptions,
+  type TurnCall,
+  type TurnReport,
 } from 'toolgate'
 import * as toolgate from 'toolgate'
 
@@ -67,6 +80,10 @@ export type Checks = [
   Expect<Equal<ReturnType<ToolGate['check']>, Verdict>>,
   Expect<Equal<ReturnType<typeof defineConfig>, ToolGateConfig>>,
   Expect<Equal<typeof toolgate.ToolGate, typeof ToolGate>>,
+  Expect<Equal<TurnReport<'anthropic'>['feedback'], AnthropicToolResultMessage[]>>,
+  Expect<Equal<TurnReport<'mcp'>['feedback'], McpFeedback[]>>,
+  Expect<Equal<DialectFeedback['openai'], OpenAiToolMessage>>,
+  Expect<Equal<ReturnType<ToolGate['stream']>, ToolCallStream<Dialect>>>,
 ]
 
 /** Never called: the body only has to type-check. */
@@ -155,6 +172,34 @@ export function usage(): string[] {
   const dialects: Dialect[] = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini']
   out.push(...dialects)
 
+  // whole turns, tool lists, streams
+  const completion = {} as OpenAiChatCompletion
+  const opts: GuardOptions = { dialect: 'auto', subject: 'user-1' }
+  const any: TurnReport = gate.guard('{"object":"chat.completion","choices":[]}', opts)
+  const openai: TurnReport<'openai'> = gate.guard(completion, { dialect: 'openai' })
+  const answers: OpenAiToolMessage[] = openai.feedback
+  const anthropic: AnthropicToolResultMessage[] = gate.guard('{}', { dialect: 'anthropic' }).feedback
+  const mcp = gate.guard('{}', { dialect: 'mcp', protocolVersion: '2025-06-18' })
+  for (const c of [...any.calls, ...openai.calls, ...mcp.calls]) {
+    const call: TurnCall = c
+    out.push(call.callId, call.outcome, call.tool)
+  }
+  for (const a of openai.allowed) out.push(a.callId, a.tool, JSON.stringify(a.arguments))
+  out.push(String(answers.length + anthropic.length), any.dialect, JSON.stringify(any.payload))
+  for (const p of any.providerExecuted) {
+    const pe: ProviderExecutedCall = p
+    out.push(pe.callId, pe.tool, pe.kind)
+  }
+  const fopts: FilterToolsOptions = { dialect: 'openai', roles: ['analyst'] }
+  const kept: { type: 'function'; function: { name: string } }[] = gate.filterTools([{ type: 'function' as const, function: { name: 'search' } }], fopts)
+  out.push(...kept.map((t) => t.function.name))
+  const sopts: StreamOptions = { dialect: 'anthropic' }
+  const stream: ToolCallStream<'anthropic'> = gate.stream(sopts as StreamOptions & { dialect: 'anthropic' })
+  const done: TurnCall[] = stream.push('data: {"type":"message_start"}')
+  const events: unknown[] = stream.forward()
+  const end: TurnReport<'anthropic'> = stream.end()
+  out.push(String(done.length + events.length + end.calls.length), ...STREAM_DIALECTS)
+
   try {
     new ToolGate({ tools: [{ name: 'x', inputSchema: { type: 'nope' } }] })
   } catch (err) {
@@ -190,6 +235,12 @@ export function usage(): string[] {
   gate.tools.push('x')
   // @ts-expect-error the error code is read-only
   made.code = 'E_PAYLOAD'
+  // @ts-expect-error guard needs a dialect
+  gate.guard('{}', {})
+  // @ts-expect-error not a dialect
+  gate.guard('{}', { dialect: 'cohere' })
+  // @ts-expect-error 'auto' is for guard only: a stream or a tool list must name its dialect
+  gate.stream({ dialect: 'auto' })
   out.push(String(wrongOutcome), String(wrongCtx))
 
   return out

@@ -50,7 +50,7 @@ export type AiSdkToolResultOutput =
   | { type: 'execution-denied'; reason?: string }
   | { type: 'error-text'; value: string }
   | { type: 'error-json'; value: AiSdkJsonValue }
-  | { type: 'content'; value: { type: string; [key: string]: unknown }[] }
+  | { type: 'content'; value: { type: string }[] }
 
 /** A tool result part (`ToolResultPart`): answers the call with the same `toolCallId`. */
 export interface AiSdkToolResultPart {
@@ -76,7 +76,7 @@ export interface AiSdkTextPart {
 /** An assistant message (`AssistantModelMessage`); other parts (reasoning, files, approvals) pass through untouched. */
 export interface AiSdkAssistantModelMessage {
   role: 'assistant'
-  content: string | (AiSdkTextPart | AiSdkToolCallPart | AiSdkToolResultPart | { type: string; [key: string]: unknown })[]
+  content: string | (AiSdkTextPart | AiSdkToolCallPart | AiSdkToolResultPart | { type: string })[]
   providerOptions?: AiSdkProviderOptions
 }
 
@@ -90,13 +90,13 @@ export interface AiSdkToolModelMessage {
 /** Any message of a prompt (`ModelMessage`). */
 export type AiSdkModelMessage =
   | { role: 'system'; content: string; providerOptions?: AiSdkProviderOptions }
-  | { role: 'user'; content: string | { type: string; [key: string]: unknown }[]; providerOptions?: AiSdkProviderOptions }
+  | { role: 'user'; content: string | { type: string }[]; providerOptions?: AiSdkProviderOptions }
   | AiSdkAssistantModelMessage
   | AiSdkToolModelMessage
 
 /** A provider-level `doGenerate` result (`LanguageModelV4GenerateResult`), as far as toolgate reads it. */
 export interface AiSdkProviderGenerateResult {
-  content: (AiSdkProviderToolCall | { type: string; [key: string]: unknown })[]
+  content: (AiSdkProviderToolCall | { type: string })[]
   finishReason: { unified: string; raw?: string } | string
   usage?: unknown
   [key: string]: unknown
@@ -115,7 +115,7 @@ export type AiSdkPayload =
   | AiSdkProviderGenerateResult
   | AiSdkModelMessage
   | AiSdkModelMessage[]
-  | { type: string; [key: string]: unknown }[]
+  | { type: string }[]
 
 /** The feedback `gate.guard` returns for `dialect: 'ai-sdk'`: one tool message answering every refused call (append it to the message history). */
 export interface AiSdkFeedback extends AiSdkToolModelMessage {

@@ -15,23 +15,21 @@ export interface AnthropicServerToolUseBlock {
   id: string
   name: string
   input: unknown
-  [key: string]: unknown
 }
 
 /** A text block (`TextBlock`). */
 export interface AnthropicTextBlock {
   type: 'text'
   text: string
-  [key: string]: unknown
 }
 
-/** A tool result (`ToolResultBlockParam`); toolgate's feedback uses `is_error: true` and the refusal message as `content`. */
+/** A tool result as toolgate writes it for a refused call (`ToolResultBlockParam` with `is_error: true` and the refusal message as `content`). */
 export interface AnthropicToolResultBlock {
   type: 'tool_result'
   tool_use_id: string
-  content?: string | { type: string; [key: string]: unknown }[]
-  is_error?: boolean
-  [key: string]: unknown
+  /** toolgate writes the refusal message here, as text. */
+  content: string
+  is_error: true
 }
 
 /** Any content block (thinking, images, search results … pass through untouched). */
@@ -40,7 +38,7 @@ export type AnthropicContentBlock =
   | AnthropicToolUseBlock
   | AnthropicServerToolUseBlock
   | AnthropicToolResultBlock
-  | { type: string; [key: string]: unknown }
+  | { type: string }
 
 /** A whole response (`Message`). */
 export interface AnthropicMessage {
@@ -51,13 +49,13 @@ export interface AnthropicMessage {
   content: AnthropicContentBlock[]
   stop_reason: string | null
   stop_sequence?: string | null
-  usage?: Record<string, unknown>
-  [key: string]: unknown
+  usage?: object
 }
 
 /** A message of a conversation (`MessageParam`). */
 export interface AnthropicMessageParam {
-  role: 'user' | 'assistant'
+  /** Only `assistant` messages hold calls; others are read for the results that answer them. */
+  role: 'user' | 'assistant' | 'system'
   content: string | AnthropicContentBlock[]
 }
 
@@ -77,10 +75,9 @@ export type AnthropicPayload = AnthropicMessage | AnthropicMessageParam | Anthro
 /** A tool definition (`Tool`, or a server tool such as `{ type: 'web_search_20250305', name: 'web_search' }`). */
 export interface AnthropicTool {
   name: string
-  type?: string
+  type?: string | null
   description?: string
   input_schema?: Record<string, unknown>
-  [key: string]: unknown
 }
 
 /** What `filterTools` reads with `dialect: 'anthropic'`: a `tools` list, or a request body holding one. */

@@ -30,7 +30,6 @@ export interface OpenAiAssistantMessage {
   tool_calls?: OpenAiToolCall[]
   /** Deprecated single call (no id: its call id is its index). */
   function_call?: { name: string; arguments: string } | null
-  [key: string]: unknown
 }
 
 /** A tool message answering one call (`ChatCompletionToolMessageParam`); toolgate's feedback for a refused call. */
@@ -44,7 +43,7 @@ export interface OpenAiToolMessage {
 export type OpenAiMessage =
   | OpenAiAssistantMessage
   | OpenAiToolMessage
-  | { role: 'system' | 'developer' | 'user'; content: unknown; [key: string]: unknown }
+  | { role: 'system' | 'developer' | 'user'; content: unknown }
 
 /** A whole response (`ChatCompletion`). */
 export interface OpenAiChatCompletion {
@@ -53,8 +52,7 @@ export interface OpenAiChatCompletion {
   created: number
   model: string
   choices: { index: number; message: OpenAiAssistantMessage; finish_reason: string | null; logprobs?: unknown }[]
-  usage?: Record<string, unknown>
-  [key: string]: unknown
+  usage?: object
 }
 
 /** What `guard` reads with `dialect: 'openai'`: a completion, one choice, one message, or a message list (its pending calls). */

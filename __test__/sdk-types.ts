@@ -1,0 +1,51 @@
+// Compile-time agreement between toolgate's hand-written dialect types and the official SDKs'
+// own types (devDependencies only; toolgate has no SDK at runtime). Type-checked by
+// `npm run typecheck`, never run: each function states "an SDK value is what guard reads" or
+// "what toolgate writes is an SDK value", and fails to compile when the two drift apart.
+import type { Message, MessageParam, Tool as AnthropicSdkTool } from '@anthropic-ai/sdk/resources/messages'
+import type { ModelMessage } from 'ai'
+import type {
+  ChatCompletion,
+  ChatCompletionMessage,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+  ChatCompletionToolMessageParam,
+} from 'openai/resources/chat/completions'
+import type { Response, ResponseFunctionToolCall, ResponseInputItem } from 'openai/resources/responses/responses'
+
+import type {
+  AiSdkFeedback,
+  AiSdkPayload,
+  AnthropicPayload,
+  AnthropicToolResultMessage,
+  AnthropicTools,
+  DialectFeedback,
+  OpenAiPayload,
+  OpenAiToolMessage,
+  OpenAiTools,
+  ResponsesFunctionCall,
+  ResponsesFunctionCallOutput,
+  ResponsesPayload,
+} from '../src-ts/index'
+
+// OpenAI Chat Completions
+export const openAiCompletionIsRead = (c: ChatCompletion): OpenAiPayload => c
+export const openAiMessageIsRead = (m: ChatCompletionMessage): OpenAiPayload => m
+export const openAiFeedbackIsAMessage = (f: OpenAiToolMessage): ChatCompletionToolMessageParam => f
+export const openAiFeedbackJoinsTheList = (f: DialectFeedback['openai']): ChatCompletionMessageParam => f
+export const openAiToolsAreRead = (t: ChatCompletionTool[]): OpenAiTools => t
+
+// OpenAI Responses
+export const responsesResponseIsRead = (r: Response): ResponsesPayload => r
+export const responsesCallIsRead = (c: ResponseFunctionToolCall): ResponsesFunctionCall => c
+export const responsesFeedbackIsAnInputItem = (f: ResponsesFunctionCallOutput): ResponseInputItem => f
+
+// Anthropic Messages
+export const anthropicMessageIsRead = (m: Message): AnthropicPayload => m
+export const anthropicConversationIsRead = (m: MessageParam[]): AnthropicPayload => m
+export const anthropicFeedbackIsAMessageParam = (f: AnthropicToolResultMessage): MessageParam => f
+export const anthropicToolsAreRead = (t: AnthropicSdkTool[]): AnthropicTools => t
+
+// Vercel AI SDK
+export const aiSdkMessagesAreRead = (m: ModelMessage[]): AiSdkPayload => m
+export const aiSdkFeedbackIsAModelMessage = (f: AiSdkFeedback): ModelMessage => f
