@@ -47,4 +47,21 @@ describe('package entry points', () => {
     for (const e of expected) expect(norm(out)).toContain(norm(e))
     expect(out).toContain('- `query`: required field is missing.')
   })
+
+  it('every other README example that requires toolgate runs as pasted and prints what it says', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((c) => c.includes("require('toolgate')")).slice(1)
+    expect(blocks.length).toBeGreaterThanOrEqual(2)
+    const norm = (s: string) => s.replace(/'/g, '').replace(/\s+/g, ' ')
+    for (const code of blocks) {
+      const dir = mkdtempSync(join(tmpdir(), 'toolgate-readme-'))
+      const file = join(dir, 'example.js')
+      writeFileSync(file, code.replace("require('toolgate')", `require(${JSON.stringify(root)})`))
+      const out = norm(node([file], dir))
+      const expected = [...code.matchAll(/console\.log\([^\n]*\/\/ (.*)$/gm)].map((m) => m[1])
+      expect(expected.length).toBeGreaterThanOrEqual(1)
+      // "…" in a comment stands for text left out
+      for (const e of expected) for (const part of e.split('…')) expect(out).toContain(norm(part).trim())
+    }
+  })
 })
