@@ -63,29 +63,25 @@ impl Codec for Anthropic {
 
 /// A message list: pending calls are `tool_use` blocks no later `tool_result` answers.
 fn read_conversation(list: &[Value], found: &mut Found) -> Result<(), GateError> {
-    let mut answered = ahash::AHashSet::new();
-    for m in list {
-        if let Some(blocks) = m.get("content").and_then(Value::as_array) {
-            for b in blocks {
-                if shape::type_of(b) == Some("tool_result") {
-                    if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
-                        answered.insert(id);
-                    }
-                }
-            }
-        }
-    }
+    let mut per = Vec::with_capacity(list.len());
     for (i, m) in list.iter().enumerate() {
         let p = index(&[], i);
         let obj = shape::object(D, &p, m)?;
-        if obj.get("role").and_then(Value::as_str) != Some("assistant") {
-            continue;
-        }
         let mut mine = Found::default();
-        read_message(m, p, &mut mine)?;
-        found.calls.extend(mine.calls.into_iter().filter(|c| !answered.contains(c.call_id.as_str())));
-        found.provider_executed.extend(mine.provider_executed);
+        if obj.get("role").and_then(Value::as_str) == Some("assistant") {
+            read_message(m, p, &mut mine)?;
+        }
+        let answers = obj
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| shape::type_of(b) == Some("tool_result"))
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
+            .collect();
+        per.push((mine, answers));
     }
+    shape::keep_pending(per, found);
     Ok(())
 }
 

@@ -14,7 +14,6 @@
 //! one ToolMessage-shaped object per call (`new ToolMessage(obj)` accepts it): `type: "tool"`,
 //! `content`, `tool_call_id` (only for a call with an id), `name`, `status: "error"`.
 
-use ahash::AHashSet;
 use serde_json::{Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
@@ -174,30 +173,22 @@ fn role_of(t: &str) -> Role {
 
 /// A message list: pending calls are those no later ToolMessage answers.
 fn read_conversation(list: &[Value], found: &mut Found) -> Result<(), GateError> {
-    let mut per: Vec<(Found, Option<&str>)> = Vec::with_capacity(list.len());
+    let mut per: Vec<(Found, Vec<&str>)> = Vec::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let p = index(&[], i);
         let Some(m) = message(v, p.clone())? else {
             return Err(broken(D, &p, format!("expected a LangChain message, got {}", what(v))));
         };
         let mut mine = Found::default();
-        let mut answers = None;
+        let mut answers = Vec::new();
         match m.role {
             Role::Ai => read_ai(&m, &mut mine)?,
-            Role::Tool => answers = shape::opt_string(D, &m.path, m.fields, "tool_call_id")?,
+            Role::Tool => answers.extend(shape::opt_string(D, &m.path, m.fields, "tool_call_id")?),
             Role::Other => {}
         }
         per.push((mine, answers));
     }
-    let mut answered: AHashSet<&str> = AHashSet::new();
-    for (mine, answers) in per.iter_mut().rev() {
-        mine.calls.retain(|c| !c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)));
-        answered.extend(answers.iter().copied());
-    }
-    for (mine, _) in per {
-        found.calls.extend(mine.calls);
-        found.provider_executed.extend(mine.provider_executed);
-    }
+    shape::keep_pending(per, found);
     Ok(())
 }
 

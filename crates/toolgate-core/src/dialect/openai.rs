@@ -94,27 +94,23 @@ fn is_message(v: &Value) -> bool {
             || matches!(v.get("content"), Some(Value::String(_) | Value::Null)))
 }
 
-/// A message list: the calls still pending are those of assistant messages with no later
-/// `tool` message answering their id.
+/// A message list: the calls still pending are those of assistant messages no later `tool`
+/// message answers.
 fn read_conversation(list: &[Value], found: &mut Found) -> Result<(), GateError> {
-    let mut answered = ahash::AHashSet::new();
-    for m in list {
-        if m.get("role").and_then(Value::as_str) == Some("tool") {
-            if let Some(id) = m.get("tool_call_id").and_then(Value::as_str) {
-                answered.insert(id);
-            }
-        }
-    }
+    let mut per = Vec::with_capacity(list.len());
     for (i, m) in list.iter().enumerate() {
         let p = index(&[], i);
         let obj = shape::object(D, &p, m)?;
-        if obj.get("role").and_then(Value::as_str) != Some("assistant") {
-            continue;
-        }
         let mut mine = Found::default();
-        read_message(m, p, &mut mine)?;
-        found.calls.extend(mine.calls.into_iter().filter(|c| !answered.contains(c.call_id.as_str())));
+        let mut answers = Vec::new();
+        match obj.get("role").and_then(Value::as_str) {
+            Some("assistant") => read_message(m, p, &mut mine)?,
+            Some("tool") => answers.extend(obj.get("tool_call_id").and_then(Value::as_str)),
+            _ => {}
+        }
+        per.push((mine, answers));
     }
+    shape::keep_pending(per, found);
     Ok(())
 }
 

@@ -12,7 +12,6 @@
 //! `tool_call_id`). `timestamp` is left out: the core has no clock, and Pydantic AI fills it with
 //! the current time when it validates the part (`default_factory`).
 
-use ahash::AHashSet;
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
@@ -131,8 +130,7 @@ fn kind_of<'m>(path: &[Seg], m: &'m Map<String, Value>) -> Result<&'m str, GateE
 
 /// A message list: pending calls are those no later request answers.
 fn read_messages(list: &[Value], found: &mut Found) -> Result<(), GateError> {
-    let mut per_message: Vec<Found> = Vec::with_capacity(list.len());
-    let mut answers: Vec<Vec<&str>> = Vec::with_capacity(list.len());
+    let mut per_message: Vec<(Found, Vec<&str>)> = Vec::with_capacity(list.len());
     for (i, msg) in list.iter().enumerate() {
         let p = index(&[], i);
         let m = shape::object(D, &p, msg)?;
@@ -153,18 +151,9 @@ fn read_messages(list: &[Value], found: &mut Found) -> Result<(), GateError> {
                 }
             }
         }
-        per_message.push(mine);
-        answers.push(ids);
+        per_message.push((mine, ids));
     }
-    let mut answered: AHashSet<&str> = AHashSet::new();
-    for (mine, ids) in per_message.iter_mut().zip(&answers).rev() {
-        mine.calls.retain(|c| !c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)));
-        answered.extend(ids.iter().copied());
-    }
-    for mine in per_message {
-        found.calls.extend(mine.calls);
-        found.provider_executed.extend(mine.provider_executed);
-    }
+    shape::keep_pending(per_message, found);
     Ok(())
 }
 

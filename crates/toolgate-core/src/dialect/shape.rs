@@ -125,3 +125,21 @@ pub fn text_block(text: &str) -> Value {
 pub fn message_of(v: &crate::verdict::Verdict) -> &str {
     v.message.as_deref().filter(|m| !m.is_empty()).unwrap_or("This tool call was refused; it was not run.")
 }
+
+/// Collects a conversation's pending calls into `found`. `per_message` holds, in order, what each
+/// message holds (its calls and provider-executed items) and the wire ids it answers. A call is
+/// pending unless a LATER message answers its wire id; a call without a wire id is never
+/// answered. Provider-executed items are always reported.
+pub fn keep_pending(per_message: Vec<(super::Found, Vec<&str>)>, found: &mut super::Found) {
+    let mut answered: ahash::AHashSet<&str> = ahash::AHashSet::new();
+    let mut kept: Vec<super::Found> = Vec::with_capacity(per_message.len());
+    for (mut mine, answers) in per_message.into_iter().rev() {
+        mine.calls.retain(|c| !c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)));
+        answered.extend(answers);
+        kept.push(mine);
+    }
+    for mine in kept.into_iter().rev() {
+        found.calls.extend(mine.calls);
+        found.provider_executed.extend(mine.provider_executed);
+    }
+}
