@@ -159,14 +159,14 @@ impl<'a> Builder<'a> {
         let Value::Object(o) = schema else {
             return Ok(id); // `true`/`false`: nothing to repair
         };
-        let mut n = Node::default();
-        n.types = match o.get("type") {
+        let types = match o.get("type") {
             Some(Value::String(s)) => TypeSet::bit(s).map(TypeSet),
             Some(Value::Array(a)) => {
                 Some(TypeSet(a.iter().filter_map(|t| t.as_str().and_then(TypeSet::bit)).fold(0, |acc, b| acc | b)))
             }
             _ => None,
         };
+        let mut n = Node { types, ..Node::default() };
         if let Some(Value::Array(values)) = o.get("enum") {
             n.enum_info = Some(enum_info(values));
         }

@@ -163,7 +163,7 @@ fn list(options: &Value) -> String {
 pub fn invalid_message(tool: &str, problems: &[Problem]) -> String {
     let mut seen: Vec<&Problem> = Vec::new();
     for p in problems {
-        if !seen.iter().any(|q| *q == p) {
+        if !seen.contains(&p) {
             seen.push(p);
         }
     }
