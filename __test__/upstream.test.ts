@@ -8,7 +8,7 @@ import OpenAI from 'openai'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { ToolGate, ToolGateError, type TurnReport } from '../src-ts/index'
+import { ToolGate, type TurnReport } from '../src-ts/index'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
 const gate = ToolGate.fromFile(join(__dirname, 'fixtures', 'dialects', 'tools.json'))
@@ -219,20 +219,17 @@ describe('OpenAI Responses, official client, loopback upstream', () => {
   const calls = RESPONSES_TURN.output as OpenAI.Responses.ResponseInputItem[]
   const output = (callId: string) => ({ type: 'function_call_output', call_id: callId, output: '{}' })
 
-  it('the follow-up (payload items + outputs + feedback) is accepted (skipped while the codec is a placeholder)', async (ctx) => {
+  it('the follow-up (payload items + outputs + feedback) is accepted', async () => {
     const first = await openai.responses.create({ model: 'gpt-4.1', input })
-    let report: TurnReport
-    try {
-      report = gate.guard(first, { dialect: 'openai-responses' })
-    } catch (err) {
-      if (err instanceof ToolGateError && err.code === 'E_DIALECT' && /not implemented/.test(err.message)) return ctx.skip('openai-responses codec not implemented yet')
-      throw err
-    }
+    const report = gate.guard(first, { dialect: 'openai-responses' })
     expect(outcomes(report)).toEqual(['call_1 search passed', 'call_2 get_weather repaired', 'call_3 send_email rejected unknown_tool'])
+    expect(report.feedback).toEqual([{ type: 'function_call_output', call_id: 'call_3', output: report.calls[2].message }])
     const items = (report.payload as { output: unknown[] }).output
     const outputs = report.allowed.map((c) => ({ type: 'function_call_output', call_id: c.callId, output: run(c.tool, c.arguments) }))
     const done = await send([...input, ...items, ...outputs, ...report.feedback])
     expect(done.output_text).toBe('All tool results received.')
+    const sent = (lastRequest().input as { call_id?: string; arguments?: string }[]).find((it) => it.call_id === 'call_2')
+    expect(JSON.parse(sent!.arguments!)).toEqual({ city: 'Paris', days: 3 })
   })
 
   it('refuses a follow-up missing an output, answering a call twice, or answering an unknown call', async () => {
