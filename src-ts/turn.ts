@@ -13,10 +13,19 @@ interface WireCall {
   reason?: Reason
 }
 
+/** A repair to write into the caller's payload: `calls[call]`'s arguments at `path` (as JSON text when `asText`). */
+interface WirePatch {
+  call: number
+  path: (string | number)[]
+  asText: boolean
+}
+
 interface WireReport {
   dialect: Dialect
   calls: WireCall[]
+  /** A stream's report carries its payload; `guard`'s carries `patches` to the caller's own. */
   payload?: unknown
+  patches?: WirePatch[]
   feedback: TurnReport['feedback']
   providerExecuted: ProviderExecutedCall[]
 }
@@ -67,6 +76,62 @@ export function readTurnWire(wire: string, original: unknown, text: string): Tur
   for (const c of calls) {
     if (c.allowed) allowed.push({ callId: c.callId, tool: c.tool, arguments: c.arguments! })
   }
-  const payload = 'payload' in w ? w.payload : typeof original === 'string' ? JSON.parse(text) : original
-  return { dialect: w.dialect, calls, allowed, payload, feedback: w.feedback, providerExecuted: w.providerExecuted }
+  const report = { dialect: w.dialect, calls, allowed, feedback: w.feedback, providerExecuted: w.providerExecuted } as TurnReport
+  if ('payload' in w) {
+    report.payload = w.payload
+  } else {
+    // Built on first read: most hosts use `allowed` and `feedback` and never pay for it. The
+    // descriptor is shared (no closure per report); what it needs sits under a hidden symbol.
+    const lazy: LazyPayload = { original, text, patches: w.patches ?? [], calls }
+    Object.defineProperty(report, LAZY, { value: lazy })
+    Object.defineProperty(report, 'payload', LAZY_PAYLOAD)
+  }
+  return report
+}
+
+const LAZY = Symbol('toolgate.lazyPayload')
+
+interface LazyPayload {
+  original: unknown
+  text: string
+  patches: WirePatch[]
+  calls: TurnCall[]
+}
+
+function settle(report: object, value: unknown): unknown {
+  Object.defineProperty(report, 'payload', { value, enumerable: true, writable: true, configurable: true })
+  return value
+}
+
+/** `payload` as an own enumerable property computed on first read (then a plain data property). */
+const LAZY_PAYLOAD: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [LAZY]: LazyPayload }) {
+    const l = this[LAZY]
+    return settle(this, patchedPayload(l.original, l.text, l.patches, l.calls))
+  },
+  set(this: object, value: unknown) {
+    settle(this, value)
+  },
+}
+
+/**
+ * The payload with the core's repairs written in: the caller's own value when there are none
+ * (parsed, when it was text), else a fresh parse of the text the core read with each patch set.
+ */
+function patchedPayload(original: unknown, text: string, patches: WirePatch[], calls: TurnCall[]): unknown {
+  if (patches.length === 0) return typeof original === 'string' ? JSON.parse(text) : original
+  let root = JSON.parse(text) as unknown
+  for (const p of patches) {
+    const json = calls[p.call].argumentsJson!
+    if (p.path.length === 0) {
+      root = p.asText ? json : JSON.parse(json)
+      continue
+    }
+    let parent = root as Record<string | number, unknown>
+    for (let i = 0; i < p.path.length - 1; i++) parent = parent[p.path[i]] as Record<string | number, unknown>
+    parent[p.path[p.path.length - 1]] = p.asText ? json : JSON.parse(json)
+  }
+  return root
 }

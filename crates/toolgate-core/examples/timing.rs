@@ -1,5 +1,9 @@
 //! Per-call timing of the core alone (no napi) over the bench corpus:
 //! `cargo run --release -p toolgate-core --example timing [bench/corpus]`.
+// the allocator of the Node binding, so these figures are the binding's
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Instant;
 
 fn main() {

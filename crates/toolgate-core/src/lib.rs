@@ -28,5 +28,5 @@ pub use error::GateError;
 pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
-pub use turn::{calls_to_wire, DialectChoice, TurnCall, TurnReport};
+pub use turn::{calls_to_wire, DialectChoice, Patch, TurnCall, TurnReport};
 pub use verdict::{Outcome, Reason, Verdict};

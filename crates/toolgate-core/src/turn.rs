@@ -41,6 +41,23 @@ pub struct TurnReport {
     pub feedback: Vec<Value>,
     /// Tools the provider ran itself: reported, not gated.
     pub provider_executed: Vec<ProviderCall>,
+    /// Where repairs were written into `payload`: one per repaired call, so a host holding the
+    /// payload it sent can apply them itself instead of receiving the whole payload back.
+    pub patches: Vec<Patch>,
+}
+
+/// One repair written back into the payload: the call's arguments member at `path` now holds
+/// that call's `arguments_json` — as a JSON string when `as_text` (OpenAI `arguments`), else as
+/// the value it serializes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patch {
+    /// Index of the call in [`TurnReport::calls`].
+    pub call: usize,
+    /// Path from the payload root to the arguments member (it may be inserted, e.g. MCP
+    /// `params.arguments`).
+    pub path: Vec<Seg>,
+    /// The member holds JSON text rather than a value.
+    pub as_text: bool,
 }
 
 /// How `guard` is told which dialect to read.
@@ -70,11 +87,18 @@ impl Gate {
     pub fn guard(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions) -> Result<TurnReport, GateError> {
         let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes())
             .map_err(|e| payload_parse_error(choice, &e))?;
-        self.guard_parsed(choice, parsed, opts)
+        // no single argument can be larger than the whole text
+        let check_size = payload.len() > self.limits().max_bytes;
+        self.decide_turn(choice, parsed, opts, check_size)
     }
 
     /// Guards a turn already parsed (with its parse problems).
     pub fn guard_parsed(&self, choice: DialectChoice, parsed: ParsedPayload, opts: &TurnOptions) -> Result<TurnReport, GateError> {
+        let check_size = payload_could_hold_large_arguments(&parsed.value, self);
+        self.decide_turn(choice, parsed, opts, check_size)
+    }
+
+    fn decide_turn(&self, choice: DialectChoice, parsed: ParsedPayload, opts: &TurnOptions, check_size: bool) -> Result<TurnReport, GateError> {
         let (d, found) = match choice {
             DialectChoice::Is(d) => (d, d.codec().read(&parsed.value, opts)?),
             DialectChoice::Auto => dialect::detect(&parsed.value, opts)?,
@@ -89,7 +113,6 @@ impl Gate {
                 None => return Err(dialect::shape::broken(d, &path, problem_text(&problem))),
             }
         }
-        let check_size = payload_could_hold_large_arguments(&parsed.value, self);
         let verdicts = found
             .calls
             .iter()
@@ -133,18 +156,19 @@ impl Gate {
                 return Err(dialect::shape::broken(d, &c.slot[..c.slot.len().saturating_sub(1)], format!("the call id {:?} appears twice in one turn", c.call_id)));
             }
         }
-        let mut changed = false;
-        for (call, v) in found.calls.iter().zip(&verdicts) {
+        let mut patches = Vec::new();
+        for (i, (call, v)) in found.calls.iter().zip(&verdicts).enumerate() {
             if v.outcome == Outcome::Repaired {
                 if let Some(args) = &v.arguments {
-                    let replacement = match call.args {
-                        Args::Text(_) => Value::String(serde_json::to_string(args).unwrap_or_default()),
-                        _ => args.clone(),
-                    };
-                    changed |= write_at(&mut payload, &call.slot, replacement);
+                    let as_text = matches!(call.args, Args::Text(_));
+                    let replacement = if as_text { Value::String(serde_json::to_string(args).unwrap_or_default()) } else { args.clone() };
+                    if write_at(&mut payload, &call.slot, replacement) {
+                        patches.push(Patch { call: i, path: call.slot.clone(), as_text });
+                    }
                 }
             }
         }
+        let changed = !patches.is_empty();
         let refused: Vec<Refusal<'_>> = found
             .calls
             .iter()
@@ -171,6 +195,7 @@ impl Gate {
             payload: changed.then_some(payload),
             feedback,
             provider_executed: found.provider_executed,
+            patches,
         })
     }
 }
@@ -264,8 +289,25 @@ struct WireReport<'a> {
     calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patches: Option<Vec<WirePatch<'a>>>,
     feedback: &'a [Value],
     provider_executed: Vec<WireProvider<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WirePatch<'a> {
+    call: usize,
+    path: Vec<WireSeg<'a>>,
+    as_text: bool,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireSeg<'a> {
+    Key(&'a str),
+    Index(usize),
 }
 
 #[derive(Serialize)]
@@ -312,12 +354,36 @@ pub fn calls_to_wire(calls: &[TurnCall]) -> String {
 }
 
 impl TurnReport {
-    /// Serializes the report for the binding (see [`WireReport`]'s doc).
+    /// Serializes the report for the binding (see [`WireReport`]'s doc), with the whole payload
+    /// when it changed (a stream's report: the host holds no payload of its own).
     pub fn to_wire(&self) -> String {
+        self.wire(false)
+    }
+
+    /// Serializes the report for a host that holds the payload it passed: instead of the payload,
+    /// the patches that turn it into [`TurnReport::payload`] (cheaper to send and to read).
+    pub fn to_wire_patches(&self) -> String {
+        self.wire(true)
+    }
+
+    fn wire(&self, patches: bool) -> String {
         let w = WireReport {
             dialect: self.dialect.as_str(),
             calls: self.calls.iter().map(WireCall::of).collect(),
-            payload: self.payload.as_ref(),
+            payload: if patches { None } else { self.payload.as_ref() },
+            patches: patches.then(|| {
+                self.patches
+                    .iter()
+                    .map(|p| WirePatch {
+                        call: p.call,
+                        path: p.path.iter().map(|s| match s {
+                            Seg::Key(k) => WireSeg::Key(k),
+                            Seg::Index(i) => WireSeg::Index(*i),
+                        }).collect(),
+                        as_text: p.as_text,
+                    })
+                    .collect()
+            }),
             feedback: &self.feedback,
             provider_executed: self
                 .provider_executed

@@ -168,14 +168,14 @@ fn turn_options(json: &str) -> std::result::Result<TurnOptions, GateError> {
 }
 
 /// Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
-/// JSON (see `TurnReport::to_wire`). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+/// JSON (see `TurnReport::to_wire_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
 /// dialect and the JSON path.
 #[napi]
 pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> std::result::Result<String, Error<String>> {
     let gate = gate_of(handle)?;
     guarded("payload", || {
         let choice: DialectChoice = dialect.parse()?;
-        Ok(gate.guard(choice, &payload, &turn_options(&options)?)?.to_wire())
+        Ok(gate.guard(choice, &payload, &turn_options(&options)?)?.to_wire_patches())
     })
 }
 

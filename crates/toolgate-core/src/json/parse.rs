@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use super::pointer::Seg;
@@ -322,31 +323,37 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let inner = self.enter()?;
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(8);
         while let Some(key) = map.next_key::<String>()? {
-            let node = PathNode { parent: self.path, key: Some(&key), index: 0 };
-            let seed = ValueSeed { path: Some(&node), ..inner };
-            let problem = if !self.state.limits.allow_proto_keys && key == "__proto__" {
-                Some(ParseError::ProtoKey { key: key.clone() })
-            } else if out.contains_key(&key) {
-                Some(ParseError::DuplicateKey { key: key.clone() })
-            } else {
-                None
+            let value = {
+                let node = PathNode { parent: self.path, key: Some(&key), index: 0 };
+                let seed = ValueSeed { path: Some(&node), ..inner };
+                if !self.state.limits.allow_proto_keys && key == "__proto__" {
+                    self.state.key_problem(Some(&node), ParseError::ProtoKey { key: key.clone() })?;
+                    map.next_value_seed(seed)?; // payload mode: left out
+                    continue;
+                }
+                let value = map.next_value_seed(seed)?;
+                if !self.state.limits.allow_proto_keys
+                    && key == "constructor"
+                    && value.as_object().is_some_and(|o| o.contains_key("prototype"))
+                {
+                    self.state.key_problem(Some(&node), ParseError::ProtoKey { key: "constructor.prototype".into() })?;
+                    continue;
+                }
+                value
             };
-            if let Some(problem) = problem {
-                self.state.key_problem(Some(&node), problem)?;
-                map.next_value_seed(seed)?; // payload mode: the first value stays, this one is left out
-                continue;
+            // one hash per key: a duplicate is found where it would be inserted
+            match out.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                Entry::Occupied(first) => {
+                    // payload mode: the first value stays
+                    let node = PathNode { parent: self.path, key: Some(first.key()), index: 0 };
+                    self.state.key_problem(Some(&node), ParseError::DuplicateKey { key: first.key().clone() })?;
+                }
             }
-            let value = map.next_value_seed(seed)?;
-            if !self.state.limits.allow_proto_keys
-                && key == "constructor"
-                && value.as_object().is_some_and(|o| o.contains_key("prototype"))
-            {
-                self.state.key_problem(Some(&node), ParseError::ProtoKey { key: "constructor.prototype".into() })?;
-                continue;
-            }
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }
