@@ -59,7 +59,7 @@ export declare function filterTools(handle: number, dialect: string, tools: stri
 
 /**
  * Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
- * JSON (see `TurnReport::to_wire`). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+ * JSON (see `TurnReport::to_wire_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
  * dialect and the JSON path.
  */
 export declare function guard(handle: number, dialect: string, payload: string, options: string): string
