@@ -32,4 +32,25 @@ for (const dialect of DIALECTS) {
   const total = readdirSync(out).filter((f) => f.startsWith('seed-')).length
   console.log(`${target}: ${cases.length} from fixtures, ${total} seeds in all`)
 }
+
+// Stream seeds: every __test__/fixtures/streams/<dialect>/<case>.json becomes
+// fuzz/corpus/stream_<dialect>/seed-fx-<case>: its events, one per line (strings as they are,
+// objects as compact JSON), which is how the stream targets split their input.
+const streams = join(fuzzDir, '..', '__test__', 'fixtures', 'streams')
+for (const dialect of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini']) {
+  const target = `stream_${dialect.replaceAll('-', '_')}`
+  const out = join(fuzzDir, 'corpus', target)
+  mkdirSync(out, { recursive: true })
+  for (const f of readdirSync(out)) if (f.startsWith('seed-fx-')) rmSync(join(out, f))
+  const dir = join(streams, dialect)
+  const cases = statSync(dir, { throwIfNoEntry: false })?.isDirectory() ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : []
+  for (const f of cases) {
+    const fx = JSON.parse(readFileSync(join(dir, f), 'utf8'))
+    if (!Array.isArray(fx.events)) throw new Error(`streams/${dialect}/${f}: no events`)
+    const lines = fx.events.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)))
+    writeFileSync(join(out, `seed-fx-${f.slice(0, -'.json'.length)}`), lines.join('\n'))
+    written++
+  }
+  console.log(`${target}: ${cases.length} from fixtures`)
+}
 console.log(`wrote ${written} seeds`)
