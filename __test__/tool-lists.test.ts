@@ -35,6 +35,15 @@ describe('tool-list fixtures', () => {
   }
 })
 
+describe('filterTools with JSON text', () => {
+  it('answers text with text, filtered', () => {
+    const text = JSON.stringify({ tools: [{ name: 'ping' }, { name: 'rm' }], nextCursor: 'c' })
+    const out = gate.filterTools(text, { dialect: 'mcp' })
+    expect(typeof out).toBe('string')
+    expect(JSON.parse(out)).toEqual({ tools: [{ name: 'ping' }], nextCursor: 'c' })
+  })
+})
+
 describe('filterTools with live objects', () => {
   it('keeps the caller’s own AI SDK tool objects, functions and all', () => {
     const search = { description: 'Search', execute: async () => 'ok' }

@@ -45,6 +45,7 @@ export function filterToolList<T>(tools: T, dialect: Dialect, visible: Visible, 
     }
   }
   const text = payloadText(tools, `${dialect} tool list`)
-  const out = JSON.parse(filterJson(dialect, text)) as T
-  return out
+  const filtered = filterJson(dialect, text)
+  // the same shape back: JSON text in, JSON text out
+  return (typeof tools === 'string' ? filtered : JSON.parse(filtered)) as T
 }
