@@ -1,9 +1,9 @@
 // Every fixture under __test__/fixtures/dialects/ (shared with the Rust tests) through the real
 // native binding: `gate.guard` with the payload as raw text and as a parsed value.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
+import { mask, readFixtures } from './helpers/fixtures'
 import { ToolGate, ToolGateError, type TurnReport } from '../src-ts/index'
 
 const root = join(__dirname, 'fixtures', 'dialects')
@@ -26,23 +26,9 @@ interface Fixture {
 }
 
 function fixtures(): [string, Fixture][] {
-  const out: [string, Fixture][] = []
-  for (const d of readdirSync(root).sort()) {
-    const dir = join(root, d)
-    if (!statSync(dir).isDirectory()) continue
-    for (const f of readdirSync(dir).sort()) {
-      if (f.endsWith('.json')) out.push([`${d}/${f}`, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Fixture])
-    }
-  }
-  return out
+  return readFixtures<Fixture>(root)
 }
 
-function mask(v: unknown, messages: Set<string>): unknown {
-  if (typeof v === 'string') return messages.has(v) ? '<message>' : v
-  if (Array.isArray(v)) return v.map((x) => mask(x, messages))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mask(x, messages)]))
-  return v
-}
 
 function verify(fx: Fixture, report: TurnReport): void {
   const want = fx.expect!

@@ -3,7 +3,7 @@
 // and the forwarded streams fed to the official SDKs' own accumulators (openai's
 // ChatCompletionStream and ResponseStream, Anthropic's MessageStream, the AI SDK's streamText),
 // which must assemble exactly the allowed calls of `end().payload`, with their final arguments.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream'
 import { jsonSchema, streamText, tool } from 'ai'
@@ -12,6 +12,7 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream'
 import { ResponseStream } from 'openai/lib/responses/ResponseStream'
 import { describe, expect, it } from 'vitest'
 
+import { mask, readFixtures } from './helpers/fixtures'
 import { ToolGate, ToolGateError, type TurnReport } from '../src-ts/index'
 import type { ToolCallStream } from '../src-ts/stream'
 
@@ -37,15 +38,7 @@ interface Fixture {
 }
 
 function all(): [string, Fixture][] {
-  const out: [string, Fixture][] = []
-  for (const d of readdirSync(root).sort()) {
-    const dir = join(root, d)
-    if (!statSync(dir).isDirectory()) continue
-    for (const f of readdirSync(dir).sort()) {
-      if (f.endsWith('.json')) out.push([`${d}/${f}`, JSON.parse(readFileSync(join(dir, f), 'utf8')) as Fixture])
-    }
-  }
-  return out
+  return readFixtures<Fixture>(root)
 }
 
 const gates = new Map<string, ToolGate>()
@@ -59,12 +52,6 @@ function gateFor(fx: Fixture): ToolGate {
   return g
 }
 
-function mask(v: unknown, messages: Set<string>): unknown {
-  if (typeof v === 'string') return messages.has(v) ? '<message>' : v
-  if (Array.isArray(v)) return v.map((x) => mask(x, messages))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mask(x, messages)]))
-  return v
-}
 
 function expectError(fn: () => unknown, want: { code: string; contains: string }): void {
   let thrown: unknown

@@ -3,33 +3,22 @@
 //! the calls found after the payload is serialized and parsed again.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use toolgate_core::{DialectChoice, Gate, TurnOptions};
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{load, mask};
+
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/dialects")
+    fixtures::fixtures_root().join("dialects")
 }
 
 fn fixtures() -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    for dir in fs::read_dir(root()).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|e| e == "json") {
-                let text = fs::read_to_string(&f).unwrap();
-                let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-                out.push((f.strip_prefix(root()).unwrap().display().to_string(), v));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    load("dialects")
 }
 
 fn gate() -> Gate {
@@ -46,16 +35,6 @@ fn payload_text(fx: &Value) -> String {
 fn options(fx: &Value) -> TurnOptions {
     TurnOptions {
         protocol_version: fx.pointer("/options/protocolVersion").and_then(Value::as_str).map(str::to_owned),
-    }
-}
-
-/// Replaces every string equal to a refusal message by "<message>".
-fn mask(v: &mut Value, messages: &[String]) {
-    match v {
-        Value::String(s) if messages.contains(s) => *s = "<message>".into(),
-        Value::Array(a) => a.iter_mut().for_each(|x| mask(x, messages)),
-        Value::Object(m) => m.values_mut().for_each(|x| mask(x, messages)),
-        _ => {}
     }
 }
 

@@ -6,36 +6,20 @@
 //! whole-turn codec exists).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use toolgate_core::{Dialect, DialectChoice, Gate, GateError, TurnCall, TurnOptions, TurnReport};
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{load, mask};
+
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures")
+    fixtures::fixtures_root()
 }
 
-fn fixtures() -> Vec<(String, Value)> {
-    let base = root().join("streams");
-    let mut out = Vec::new();
-    for dir in fs::read_dir(&base).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for f in fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_some_and(|e| e == "json") {
-                let v: Value = serde_json::from_str(&fs::read_to_string(&f).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-                out.push((f.strip_prefix(&base).unwrap().display().to_string(), v));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-/// `tools.json` with the fixture's `config` members laid over it (`limits` merged).
 fn gate_for(fx: &Value) -> Gate {
     let mut config: Value = serde_json::from_str(&fs::read_to_string(root().join("dialects/tools.json")).unwrap()).unwrap();
     if let Some(Value::Object(over)) = fx.get("config") {
@@ -50,15 +34,6 @@ fn event_text(ev: &Value) -> String {
     match ev {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-fn mask(v: &mut Value, messages: &[String]) {
-    match v {
-        Value::String(s) if messages.contains(s) => *s = "<message>".into(),
-        Value::Array(a) => a.iter_mut().for_each(|x| mask(x, messages)),
-        Value::Object(m) => m.values_mut().for_each(|x| mask(x, messages)),
-        _ => {}
     }
 }
 
@@ -252,7 +227,7 @@ fn check(name: &str, fx: &Value) -> Result<(), String> {
 
 #[test]
 fn every_stream_fixture_holds() {
-    let all = fixtures();
+    let all = load("streams");
     let failures: Vec<String> = all.iter().filter_map(|(name, fx)| check(name, fx).err().map(|e| format!("{name}: {e}"))).collect();
     assert!(failures.is_empty(), "{} of {} stream fixtures failed:\n{}", failures.len(), all.len(), failures.join("\n\n"));
     for d in ["openai", "openai-responses", "anthropic", "ai-sdk", "gemini"] {
@@ -266,7 +241,7 @@ fn every_stream_fixture_holds() {
 #[test]
 fn dump_one_fixture_when_asked() {
     let Ok(which) = std::env::var("TOOLGATE_STREAM_DUMP") else { return };
-    let (_, fx) = fixtures().into_iter().find(|(n, _)| *n == which).expect("no such fixture");
+    let (_, fx) = load("streams").into_iter().find(|(n, _)| *n == which).expect("no such fixture");
     let gate = gate_for(&fx);
     let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
     let mut stream = gate.stream(d).unwrap();
@@ -304,7 +279,7 @@ fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
 #[test]
 fn mutated_and_cut_streams_never_panic() {
     let mut checked = 0usize;
-    for (name, fx) in fixtures() {
+    for (name, fx) in load("streams") {
         let gate = gate_for(&fx);
         let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
         let events: Vec<Value> = fx["events"].as_array().unwrap().clone();
