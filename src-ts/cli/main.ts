@@ -1,11 +1,27 @@
 #!/usr/bin/env node
 // The `toolgate` command line.
+import * as bench from './bench'
+import * as check from './check'
 import { runDemo } from './demo'
+import * as mcpProxy from './mcp-proxy'
+
+/** A subcommand: its one-line usage for the help text, and its runner (the exit code). */
+interface Command {
+  usage: string
+  run(argv: string[]): number | Promise<number>
+}
+
+const COMMANDS: Record<string, Command> = {
+  check: check.command,
+  bench: bench.command,
+  'mcp-proxy': mcpProxy.command,
+}
 
 const HELP = `toolgate — the gate between an LLM agent and its tools
 
 Usage:
   toolgate demo          run recorded tool calls through a default gate and show each verdict
+${Object.values(COMMANDS).map((c) => `  ${c.usage}\n`).join('')}  toolgate <command> --help   examples and every flag of one command
   toolgate --help        this text
   toolgate --version     the package version
 
@@ -15,7 +31,7 @@ Examples:
 `
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
-export function main(argv: string[]): number {
+export function main(argv: string[]): number | Promise<number> {
   const [cmd, ...rest] = argv
   if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     process.stdout.write(HELP)
@@ -35,15 +51,22 @@ export function main(argv: string[]): number {
     runDemo((s) => process.stdout.write(s + '\n'), color)
     return 0
   }
+  const command = COMMANDS[cmd]
+  if (command) return command.run(rest)
   process.stderr.write(`toolgate: unknown command \`${cmd}\`. Run \`toolgate --help\` for the commands.\n`)
   return 2
 }
 
 if (require.main === module) {
-  try {
-    process.exitCode = main(process.argv.slice(2))
-  } catch (err) {
+  const fail = (err: unknown) => {
     process.stderr.write(`toolgate: ${err instanceof Error ? err.message : String(err)}\n`)
     process.exitCode = 2
+  }
+  try {
+    Promise.resolve(main(process.argv.slice(2))).then((code) => {
+      process.exitCode = code
+    }, fail)
+  } catch (err) {
+    fail(err)
   }
 }
