@@ -1,10 +1,123 @@
-// PLACEHOLDER: `toolgate check` is being written now; until then it says so and exits 2.
+// `toolgate check`: decides one recorded tool call — the raw arguments text a model sent —
+// against a tool's JSON Schema (or a whole toolgate config) and prints the Verdict.
+// Exit codes: 0 passed / repaired, 1 rejected / denied / confirm, 2 usage or config error.
+import { readFileSync } from 'node:fs'
+
+import { ToolGate } from '../gate'
+import { ToolGateError } from '../errors'
+import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { renderVerdict } from './demo'
+
+const USAGE = 'toolgate check --schema schema.json --input call.json --tool-name NAME   decide one recorded call (or --config FILE)'
+
+const HELP = `toolgate check — decide one recorded tool call and print the verdict
+
+Usage:
+  toolgate check --schema schema.json --tool-name NAME --input call.json [--format pretty|json]
+  toolgate check --config toolgate.config.json --tool-name NAME --input call.json [--format pretty|json]
+
+Flags:
+  --schema FILE      the tool's JSON Schema (a JSON file); the gate declares one tool, --tool-name
+  --config FILE      a toolgate config (.json, .yaml or .yml) instead of --schema
+  --tool-name NAME   the tool the model called
+  --input FILE       the call's raw arguments text, exactly as the model sent it; - reads stdin
+  --format FORMAT    pretty (default): outcome, flags, the arguments to run with, the message
+                     json: the Verdict as one JSON object on one line (for CI)
+  --help, -h         this text
+
+Exit codes: 0 passed or repaired, 1 rejected, denied or confirm, 2 usage or config error.
+
+Examples:
+  echo '{"query":"acme","limit":"10"}' > call.json
+  toolgate check --schema search_db.schema.json --tool-name search_db --input call.json
+  echo '{"query":"acme","limit":"ten"}' | toolgate check --schema search_db.schema.json --tool-name search_db --input -
+  toolgate check --config toolgate.config.yaml --tool-name read_file --input call.json --format json
+`
+
+/** Reads a file a flag names; `-` is stdin. Errors name the flag. */
+function readInput(flag: string, path: string): string {
+  try {
+    return readFileSync(path === '-' ? 0 : path, 'utf8')
+  } catch (err) {
+    const what = path === '-' ? 'stdin' : path
+    throw new UsageError(`--${flag}: cannot read ${what} (${(err as Error).message})`)
+  }
+}
+
+/** Builds the gate from --config or --schema; errors name the flag and carry the ToolGateError message. */
+function buildGate(values: Record<string, string>, toolName: string): ToolGate {
+  if (values.config !== undefined) {
+    try {
+      return ToolGate.fromFile(values.config)
+    } catch (err) {
+      throw new UsageError(`--config: ${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
+    }
+  }
+  const path = values.schema
+  const text = readInput('schema', path)
+  let schema: unknown
+  try {
+    schema = JSON.parse(text)
+  } catch (err) {
+    throw new UsageError(`--schema ${path}: expected a JSON Schema as JSON text (${(err as Error).message})`)
+  }
+  if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) {
+    throw new UsageError(`--schema ${path}: expected a JSON Schema (an object or a boolean), got ${Array.isArray(schema) ? 'an array' : JSON.stringify(schema)}`)
+  }
+  try {
+    return new ToolGate({ version: 1, tools: [{ name: toolName, inputSchema: schema as Record<string, unknown> | boolean }] })
+  } catch (err) {
+    throw new UsageError(`--schema ${path}: ${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
+  }
+}
+
+function run(argv: string[]): number {
+  try {
+    const { values, switches } = parseFlags(argv, {
+      values: {
+        schema: 'a JSON Schema file',
+        config: 'a toolgate config file (.json, .yaml or .yml)',
+        'tool-name': 'the name of the tool the model called',
+        input: 'the file holding the call\'s raw arguments text, or - for stdin',
+        format: '`pretty` or `json`',
+      },
+      switches: ['help'],
+      aliases: { h: 'help' },
+    })
+    if (switches.has('help')) {
+      process.stdout.write(HELP)
+      return 0
+    }
+    const format = formatFlag(values)
+    if (values.schema !== undefined && values.config !== undefined) {
+      throw new UsageError('--schema and --config both given: give one (--schema for one tool\'s JSON Schema, --config for a toolgate config)')
+    }
+    if (values.schema === undefined && values.config === undefined) {
+      throw new UsageError('missing --schema FILE (the tool\'s JSON Schema) or --config FILE (a toolgate config)')
+    }
+    const toolName = values['tool-name']
+    if (toolName === undefined) throw new UsageError('missing --tool-name NAME (the tool the model called)')
+    if (values.input === undefined) throw new UsageError('missing --input FILE (the call\'s raw arguments text; - for stdin)')
+    const gate = buildGate(values, toolName)
+    const args = readInput('input', values.input)
+    const verdict = gate.check(toolName, args)
+    if (format === 'json') {
+      process.stdout.write(JSON.stringify(verdict) + '\n')
+    } else {
+      const color = useColor()
+      const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s)
+      const source = values.input === '-' ? 'stdin' : values.input
+      process.stdout.write(`${bold(toolName)} ← ${source}\n${renderVerdict(verdict, color)}\n`)
+    }
+    return verdict.allowed ? 0 : 1
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`toolgate check: ${err.message}\nRun \`toolgate check --help\` for usage and examples.\n`)
+      return 2
+    }
+    throw err
+  }
+}
 
 /** `toolgate check`. */
-export const command = {
-  usage: 'toolgate check --schema schema.json --input call.json --tool-name NAME   decide one recorded call',
-  run(_argv: string[]): number {
-    process.stderr.write('toolgate check: not available in this build yet\n')
-    return 2
-  },
-}
+export const command = { usage: USAGE, run }
