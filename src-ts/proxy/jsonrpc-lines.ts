@@ -1,0 +1,163 @@
+// Newline-delimited JSON-RPC framing (the MCP stdio transport): one message per line, UTF-8,
+// no embedded newlines. Lines are bounded: a line longer than `maxLineBytes` is never buffered
+// whole; the reader keeps only its first and last few KiB (enough to find its `method` and `id`)
+// and reports it as oversized.
+import type { Readable, Writable } from 'node:stream'
+
+/** What the reader hands over: a complete line, or the report of one that was too long. */
+export type LineEvent =
+  | { kind: 'line'; text: string }
+  | { kind: 'oversized'; bytes: number; head: string; tail: string }
+
+/** Bytes of an oversized line kept at each end (to recover its `id` and `method`). */
+const KEEP = 4096
+const NL = 0x0a
+
+/**
+ * Splits `input` into lines of at most `maxLineBytes` bytes (the newline and a trailing `\r`
+ * excluded); empty lines are skipped. `onEvent` runs for every line in order; `onEnd` once,
+ * when the stream ends or fails (a final line without a newline is delivered first).
+ */
+export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: LineEvent) => void, onEnd: (err?: Error) => void): void {
+  let parts: Buffer[] = []
+  let size = 0
+  // While skipping an oversized line: its first bytes, its length so far, and its last bytes.
+  let over: { head: Buffer; bytes: number; tail: Buffer } | undefined
+  let ended = false
+
+  const finish = (chunkTail: Buffer | undefined) => {
+    if (over) {
+      const tail = chunkTail ? Buffer.concat([over.tail, chunkTail]) : over.tail
+      const bytes = over.bytes + (chunkTail?.length ?? 0)
+      onEvent({ kind: 'oversized', bytes, head: over.head.toString('utf8'), tail: tail.subarray(Math.max(0, tail.length - KEEP)).toString('utf8') })
+      over = undefined
+      return
+    }
+    let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
+    if (chunkTail) buf = buf.length === 0 ? chunkTail : Buffer.concat([buf, chunkTail])
+    parts = []
+    size = 0
+    if (buf.length > 0 && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1)
+    if (buf.length > maxLineBytes) {
+      onEvent({ kind: 'oversized', bytes: buf.length, head: buf.subarray(0, KEEP).toString('utf8'), tail: buf.subarray(Math.max(0, buf.length - KEEP)).toString('utf8') })
+      return
+    }
+    const text = buf.toString('utf8')
+    if (text.trim() !== '') onEvent({ kind: 'line', text })
+  }
+
+  const take = (chunk: Buffer) => {
+    if (over) {
+      over.bytes += chunk.length
+      const t = Buffer.concat([over.tail, chunk])
+      over.tail = t.subarray(Math.max(0, t.length - KEEP))
+      return
+    }
+    parts.push(chunk)
+    size += chunk.length
+    if (size > maxLineBytes + 1) {
+      const buf = Buffer.concat(parts, size)
+      over = { head: buf.subarray(0, KEEP), bytes: buf.length, tail: buf.subarray(Math.max(0, buf.length - KEEP)) }
+      parts = []
+      size = 0
+    }
+  }
+
+  input.on('data', (data: Buffer | string) => {
+    let chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    for (;;) {
+      const i = chunk.indexOf(NL)
+      if (i < 0) break
+      const piece = chunk.subarray(0, i)
+      if (over) {
+        over.bytes += piece.length
+        finish(piece.subarray(Math.max(0, piece.length - KEEP)))
+      } else {
+        finish(piece)
+      }
+      chunk = chunk.subarray(i + 1)
+    }
+    if (chunk.length > 0) take(chunk)
+  })
+  const end = (err?: Error) => {
+    if (ended) return
+    ended = true
+    if (!err && (size > 0 || over)) finish(undefined)
+    onEnd(err)
+  }
+  input.on('end', () => end())
+  input.on('close', () => end())
+  input.on('error', (err) => end(err))
+}
+
+/** Writes one message as one line. Returns false when the stream cannot take it (closed). */
+export function writeMessage(out: Writable, msg: unknown): boolean {
+  if (out.destroyed || out.writableEnded) return false
+  out.write(JSON.stringify(msg) + '\n')
+  return true
+}
+
+/** A JSON-RPC id as it appears on the wire: a string or an integer (anything else is not an id). */
+export type RpcId = string | number
+
+/** Reads the top-level `id` and `method` of a line too long to parse, from its two ends. */
+export function sniffOversized(head: string, tail: string): { id?: RpcId; method?: string; isResponse: boolean } {
+  const out: { id?: RpcId; method?: string; isResponse: boolean } = { isResponse: false }
+  // Leading members of the outermost object whose values are scalars.
+  const s = head
+  let i = 0
+  const ws = () => {
+    while (i < s.length && /\s/.test(s[i])) i++
+  }
+  const str = (): string | undefined => {
+    const m = /^"(?:[^"\\]|\\.)*"/.exec(s.slice(i, i + 8192))
+    if (!m) return undefined
+    i += m[0].length
+    try {
+      return JSON.parse(m[0]) as string
+    } catch {
+      return undefined
+    }
+  }
+  const seen = (key: string, value: unknown) => {
+    if (key === 'id' && (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value)))) out.id = value
+    if (key === 'method' && typeof value === 'string') out.method = value
+  }
+  ws()
+  if (s[i] === '{') {
+    i++
+    for (;;) {
+      ws()
+      const key = str()
+      if (key === undefined) break
+      ws()
+      if (s[i] !== ':') break
+      i++
+      ws()
+      if (key === 'result' || key === 'error') out.isResponse = true
+      if (s[i] === '"') {
+        const v = str()
+        if (v === undefined) break
+        seen(key, v)
+      } else {
+        const m = /^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(s.slice(i, i + 64))
+        if (!m) break // an object or array value: the rest cannot be read from the head
+        i += m[0].length
+        seen(key, JSON.parse(m[0]))
+      }
+      ws()
+      if (s[i] !== ',') break
+      i++
+    }
+  }
+  // The last member of the outermost object (the line ends with `"id": X }`).
+  const t = /"(id|method)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)\s*\}\s*$/.exec(tail)
+  if (t) {
+    try {
+      seen(t[1], JSON.parse(t[2]))
+    } catch {
+      // not JSON after all: leave it
+    }
+  }
+  return out
+}

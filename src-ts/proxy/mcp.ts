@@ -1,0 +1,468 @@
+// The MCP proxy: sits between an MCP client and an MCP server, passes every message through
+// unchanged, and gates the client's `tools/call` requests with a ToolGate built from the server's
+// own `tools/list` answers (merged with the configured tools). All decisions are the gate's: this
+// file only routes messages and keeps track of ids.
+import { randomUUID } from 'node:crypto'
+import type { ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+
+import { ToolGate } from '../gate'
+import type { CallContext, ToolConfig, ToolGateConfig } from '../types'
+import { readLines, sniffOversized, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
+
+/** Options of {@link McpProxy}. */
+export interface McpProxyOptions {
+  /** Configured tools and limits. A configured tool wins over the server's tool of that name
+   *  (a configured tool without `inputSchema` takes the server's). */
+  config?: ToolGateConfig
+  /** Who is calling: passed to every `guard` and `filterTools`. */
+  context?: CallContext
+  /** Send the client only the tools the gate keeps; with configured tools, only those are listed
+   *  and callable (an allowlist). */
+  filterList?: boolean
+  /** Log sink (one line per call, no newline). Default: nothing. */
+  log?: (line: string) => void
+}
+
+/** The two directions the proxy writes to. */
+export interface McpProxySinks {
+  toClient(msg: unknown): void
+  toServer(msg: unknown): void
+}
+
+type Msg = Record<string, unknown>
+
+/** JSON-RPC error codes the proxy itself answers with. */
+export const PARSE_ERROR = -32700
+export const INVALID_REQUEST = -32600
+/** The MCP SDK's `ConnectionClosed`: the server went away before answering. */
+export const CONNECTION_CLOSED = -32000
+
+const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
+/** Client and server ids of the same value but different types are different ids. */
+const idKey = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
+
+/**
+ * The proxy as a message router. Feed it every message each side sends ({@link fromClient},
+ * {@link fromServer}, or the raw-line variants); it writes through `sinks`. Call
+ * {@link serverClosed} when the server goes away: every request still waiting is answered with
+ * an error.
+ *
+ * Tool discovery: after the client's `notifications/initialized` (when the server announced the
+ * `tools` capability) the proxy asks the server for `tools/list` itself, with ids of its own
+ * (`toolgate-<uuid>-<n>`, never seen by the client), and holds the client's later messages, in
+ * order, until that list is in. Every `tools/list` answer to the client rebuilds the gate too.
+ */
+export class McpProxy {
+  readonly #opts: McpProxyOptions
+  readonly #sinks: McpProxySinks
+  readonly #log: (line: string) => void
+  readonly #configTools: Map<string, ToolConfig>
+  readonly #ownPrefix = `toolgate-${randomUUID()}-`
+  #ownSeq = 0
+  /** Client requests forwarded to the server and not yet answered: key → the request's method and id. */
+  readonly #pending = new Map<string, { id: RpcId; method: string; cursor: boolean }>()
+  /** The proxy's own tools/list requests in flight: id → whether it was the first page. */
+  readonly #own = new Map<string, boolean>()
+  /** The tools learned from the server (name → definition), in the server's order. */
+  #learned = new Map<string, ToolConfig>()
+  /** Pages of the proxy's own listing gathered so far. */
+  #fetching: Map<string, ToolConfig> | undefined
+  /** Client messages held while the proxy's own listing is in flight. */
+  #held: Msg[] | undefined
+  #gate: ToolGate
+  #protocolVersion: string | undefined
+  #initializeId: string | undefined
+  #serverHasTools = false
+  /** Whether the client's `notifications/initialized` went through. */
+  #initialized: 'sent' | undefined
+  #initAnswered = false
+  #closed = false
+
+  constructor(opts: McpProxyOptions, sinks: McpProxySinks) {
+    this.#opts = opts
+    this.#sinks = sinks
+    this.#log = opts.log ?? (() => {})
+    this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
+    this.#gate = this.#build() // throws ToolGateError E_CONFIG for a broken config
+  }
+
+  /** The gate in use now (rebuilt whenever a tool list arrives). */
+  get gate(): ToolGate {
+    return this.#gate
+  }
+
+  /** The negotiated protocol version (from the server's initialize result). */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion
+  }
+
+  /** A raw line (or oversized-line report) from the client. */
+  clientLine(e: LineEvent): void {
+    if (e.kind === 'oversized') {
+      const s = sniffOversized(e.head, e.tail)
+      this.#log(`client message of ${e.bytes} bytes is over the limit; not forwarded`)
+      if (s.isResponse || (s.method === undefined && s.id !== undefined && !/"method"/.test(e.head))) {
+        // A client response to a server request: tell the server it will not come.
+        if (s.id !== undefined) this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: the client's response was ${e.bytes} bytes, over the proxy's limit`))
+        return
+      }
+      this.#sinks.toClient(rpcError(s.id ?? null, INVALID_REQUEST, `toolgate: message of ${e.bytes} bytes is over the limit (--max-message-bytes); not forwarded`))
+      return
+    }
+    let msg: unknown
+    try {
+      msg = JSON.parse(e.text)
+    } catch (err) {
+      this.#log(`client sent a line that is not JSON (${(err as Error).message}); not forwarded: ${clip(e.text)}`)
+      this.#sinks.toClient(rpcError(null, PARSE_ERROR, 'Parse error: the line is not JSON'))
+      return
+    }
+    this.fromClient(msg)
+  }
+
+  /** A raw line (or oversized-line report) from the server. */
+  serverLine(e: LineEvent): void {
+    if (e.kind === 'oversized') {
+      const s = sniffOversized(e.head, e.tail)
+      this.#log(`server message of ${e.bytes} bytes is over the limit; not forwarded`)
+      if (s.id !== undefined) {
+        const p = this.#pending.get(idKey(s.id))
+        if (p && !s.method) {
+          this.#pending.delete(idKey(s.id))
+          this.#sinks.toClient(rpcError(p.id, INVALID_REQUEST, `toolgate: the server's answer was ${e.bytes} bytes, over the proxy's limit (--max-message-bytes)`))
+        } else if (typeof s.id === 'string' && this.#own.has(s.id)) {
+          this.#ownFailed(s.id)
+        } else if (s.method) {
+          this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: request of ${e.bytes} bytes is over the proxy's limit`))
+        }
+      }
+      return
+    }
+    let msg: unknown
+    try {
+      msg = JSON.parse(e.text)
+    } catch (err) {
+      this.#log(`server wrote a line that is not JSON (${(err as Error).message}); not forwarded: ${clip(e.text)}`)
+      return
+    }
+    this.fromServer(msg)
+  }
+
+  /** A parsed message from the client. */
+  fromClient(msg: unknown): void {
+    if (this.#closed) return
+    if (Array.isArray(msg)) {
+      // A 2025-03-26 batch: each message is routed on its own (the server answers each).
+      for (const m of msg) this.fromClient(m)
+      return
+    }
+    if (!isObject(msg)) {
+      this.#log(`client sent JSON that is not a JSON-RPC message; not forwarded: ${clip(JSON.stringify(msg))}`)
+      this.#sinks.toClient(rpcError(null, INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 message object'))
+      return
+    }
+    if (this.#held) {
+      this.#held.push(msg)
+      return
+    }
+    this.#route(msg)
+  }
+
+  #route(msg: Msg): void {
+    const method = msg.method
+    if (typeof method === 'string' && 'id' in msg) {
+      const id = msg.id
+      if (method === 'tools/call') {
+        this.#call(msg)
+        return
+      }
+      if (isId(id)) {
+        const cursor = isObject(msg.params) && msg.params.cursor !== undefined
+        this.#pending.set(idKey(id), { id, method, cursor })
+        if (method === 'initialize') this.#initializeId = idKey(id)
+      }
+      this.#sinks.toServer(msg)
+      return
+    }
+    this.#sinks.toServer(msg)
+    if (method === 'notifications/initialized' && this.#initialized === undefined) {
+      this.#initialized = 'sent'
+      if (this.#serverHasTools) this.#startListing()
+      else if (!this.#initAnswered && this.#initializeId !== undefined) this.#held ??= [] // the initialize answer is not in yet: wait for it
+    }
+  }
+
+  #call(msg: Msg): void {
+    let report
+    try {
+      report = this.#gate.guard(msg, { dialect: 'mcp', protocolVersion: this.#protocolVersion, ...this.#opts.context })
+    } catch (err) {
+      // A tools/call the codec cannot read (an id that is not a string or integer …): never forwarded.
+      this.#log(`refused a malformed tools/call: ${(err as Error).message}`)
+      this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
+      return
+    }
+    if (report.feedback.length > 0) {
+      for (const c of report.calls) if (!c.allowed) this.#log(`refused ${c.tool || '(no name)'} (id ${c.callId}): ${c.reason}`)
+      for (const fb of report.feedback) this.#sinks.toClient(fb)
+      return
+    }
+    const call = report.calls[0]
+    if (call?.outcome === 'repaired') this.#log(`repaired ${call.tool} (id ${call.callId}): ${call.flags.map((f) => `${f.code} ${f.path}`).join(', ')}`)
+    const id = msg.id as RpcId
+    this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
+    this.#sinks.toServer(report.payload)
+  }
+
+  /** A parsed message from the server. */
+  fromServer(msg: unknown): void {
+    if (this.#closed) return
+    if (Array.isArray(msg)) {
+      for (const m of msg) this.fromServer(m)
+      return
+    }
+    if (!isObject(msg)) {
+      this.#log(`server wrote JSON that is not a JSON-RPC message; not forwarded: ${clip(JSON.stringify(msg))}`)
+      return
+    }
+    const isResponse = !('method' in msg) && ('result' in msg || 'error' in msg)
+    if (!isResponse) {
+      this.#sinks.toClient(msg) // a server request or notification: untouched
+      return
+    }
+    const id = msg.id
+    if (typeof id === 'string' && this.#own.has(id)) {
+      this.#ownAnswer(id, msg)
+      return
+    }
+    const key = isId(id) ? idKey(id) : undefined
+    const pending = key === undefined ? undefined : this.#pending.get(key)
+    if (key !== undefined && pending) this.#pending.delete(key)
+    if (pending && key === this.#initializeId && isObject(msg.result)) {
+      const r = msg.result
+      if (typeof r.protocolVersion === 'string') this.#protocolVersion = r.protocolVersion
+      this.#serverHasTools = isObject(r.capabilities) && r.capabilities.tools !== undefined
+      this.#initAnswered = true
+      if (this.#initialized === 'sent' && this.#held !== undefined && this.#own.size === 0) {
+        // the client sent `initialized` before this answer arrived (its messages are held)
+        this.#sinks.toClient(msg)
+        if (this.#serverHasTools) this.#startListing()
+        else this.#release()
+        return
+      }
+    }
+    if (pending?.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
+      this.#learn(msg.result.tools, !pending.cursor)
+      if (this.#opts.filterList) {
+        try {
+          msg = this.#gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
+        } catch (err) {
+          this.#log(`tools/list answer could not be filtered (${(err as Error).message}); answering with an error`)
+          msg = rpcError(pending.id, -32603, 'toolgate: the server’s tool list could not be read')
+        }
+      }
+    }
+    this.#sinks.toClient(msg)
+  }
+
+  /** The server went away: every request still waiting is answered with an error. */
+  serverClosed(why: string): void {
+    if (this.#closed) return
+    this.#closed = true
+    const held = this.#held ?? []
+    this.#held = undefined
+    for (const m of held) {
+      if (typeof m.method === 'string' && isId(m.id)) this.#sinks.toClient(rpcError(m.id, CONNECTION_CLOSED, `toolgate: ${why}`))
+    }
+    for (const p of this.#pending.values()) this.#sinks.toClient(rpcError(p.id, CONNECTION_CLOSED, `toolgate: ${why}`))
+    this.#pending.clear()
+  }
+
+  #startListing(cursor?: string): void {
+    const id = `${this.#ownPrefix}${++this.#ownSeq}`
+    this.#own.set(id, cursor === undefined)
+    if (cursor === undefined) this.#fetching = new Map()
+    this.#held ??= []
+    this.#sinks.toServer({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) })
+  }
+
+  #ownAnswer(id: string, msg: Msg): void {
+    this.#own.delete(id)
+    const r = msg.result
+    if (!isObject(r) || !Array.isArray(r.tools)) {
+      this.#log(`the server's tools/list failed (${clip(JSON.stringify(msg.error ?? msg.result))}); gating with the configured tools only`)
+      this.#ownFailed(id)
+      return
+    }
+    const page = this.#fetching ?? new Map()
+    for (const t of toolsOf(r.tools)) page.set(t.name, t)
+    if (typeof r.nextCursor === 'string' && r.nextCursor !== '') {
+      this.#fetching = page
+      this.#startListing(r.nextCursor)
+      this.#fetching = page // #startListing resets only for a first page
+      return
+    }
+    this.#fetching = undefined
+    this.#learned = page
+    this.#rebuild()
+    this.#release()
+  }
+
+  #ownFailed(id: string): void {
+    this.#own.delete(id)
+    this.#fetching = undefined
+    this.#release()
+  }
+
+  #release(): void {
+    const held = this.#held ?? []
+    this.#held = undefined
+    for (const m of held) {
+      // a second `initialized` may start another listing: what follows it is held again
+      const again = this.#held as Msg[] | undefined
+      if (again) again.push(m)
+      else this.#route(m)
+    }
+  }
+
+  #learn(tools: unknown[], firstPage: boolean): void {
+    const next = firstPage ? new Map<string, ToolConfig>() : new Map(this.#learned)
+    for (const t of toolsOf(tools)) next.set(t.name, t)
+    this.#learned = next
+    this.#rebuild()
+  }
+
+  #rebuild(): void {
+    try {
+      this.#gate = this.#build()
+      this.#log(`gating ${this.#gate.tools.length} tools`)
+    } catch (err) {
+      this.#log(`could not rebuild the gate (${(err as Error).message}); keeping the previous one`)
+    }
+  }
+
+  /** The gate from the learned tools and the configured ones (config wins for a name). */
+  #build(): ToolGate {
+    const base: ToolGateConfig = { ...(this.#opts.config ?? {}), tools: [] }
+    const allowlist = this.#opts.filterList === true && this.#configTools.size > 0
+    const tools: ToolConfig[] = []
+    const learned: ToolConfig[] = []
+    for (const [name, t] of this.#learned) {
+      const mine = this.#configTools.get(name)
+      if (mine) continue
+      if (!allowlist) learned.push(t)
+    }
+    for (const [name, mine] of this.#configTools) {
+      const theirs = this.#learned.get(name)
+      tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
+    }
+    try {
+      return new ToolGate({ ...base, tools: [...learned, ...tools] })
+    } catch (err) {
+      if (learned.length === 0) throw err
+    }
+    // A server schema the gate cannot compile: that tool is left out (so refused as unknown).
+    const ok = learned.filter((t) => {
+      try {
+        new ToolGate({ ...base, tools: [t] })
+        return true
+      } catch (err) {
+        this.#log(`the server's schema for \`${t.name}\` cannot be compiled (${(err as Error).message}); calls to it are refused`)
+        return false
+      }
+    })
+    return new ToolGate({ ...base, tools: [...ok, ...tools] })
+  }
+}
+
+/** The tool definitions of a `tools/list` result: name and input schema only. */
+function toolsOf(list: unknown[]): ToolConfig[] {
+  const out: ToolConfig[] = []
+  for (const t of list) {
+    if (!isObject(t) || typeof t.name !== 'string') continue
+    const schema = t.inputSchema
+    out.push(isObject(schema) || typeof schema === 'boolean' ? { name: t.name, inputSchema: schema as ToolConfig['inputSchema'] } : { name: t.name })
+  }
+  return out
+}
+
+function isObject(v: unknown): v is Msg {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function rpcError(id: RpcId | null, code: number, message: string): Msg {
+  return { jsonrpc: '2.0', id, error: { code, message } }
+}
+
+function clip(s: string): string {
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s
+}
+
+/** Options of {@link runMcpProxy}. */
+export interface StdioProxyOptions extends McpProxyOptions {
+  /** Largest message (one line) from either side, in bytes. */
+  maxMessageBytes: number
+}
+
+/**
+ * Runs the proxy between a client (`clientIn` / `clientOut`, e.g. the process's stdin/stdout)
+ * and a spawned server process (its stdin/stdout piped). Resolves with the server's exit code
+ * once the server has exited (when the client hangs up, the server's stdin is closed and it is
+ * given 5 seconds to exit before SIGTERM).
+ */
+export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientOut: Writable, server: ChildProcess): Promise<number> {
+  const log = opts.log ?? (() => {})
+  const serverIn = server.stdin!
+  const serverOut = server.stdout!
+  const proxy = new McpProxy(opts, {
+    toClient: (m) => void writeMessage(clientOut, m),
+    toServer: (m) => {
+      if (!writeMessage(serverIn, m)) log('the server’s stdin is closed; message dropped')
+    },
+  })
+  serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))
+  return new Promise((resolve) => {
+    let done = false
+    let killTimer: NodeJS.Timeout | undefined
+    const exit = (code: number, why: string) => {
+      if (done) return
+      done = true
+      if (killTimer) clearTimeout(killTimer)
+      proxy.serverClosed(why)
+      clientIn.pause()
+      // resolve once everything written to the client is flushed
+      if (clientOut.writableLength === 0) resolve(code)
+      else clientOut.write('', () => resolve(code))
+    }
+    readLines(clientIn, opts.maxMessageBytes, (e) => proxy.clientLine(e), (err) => {
+      if (err) log(`reading from the client failed: ${err.message}`)
+      if (done) return
+      serverIn.end()
+      killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)
+      killTimer.unref()
+    })
+    readLines(serverOut, opts.maxMessageBytes, (e) => proxy.serverLine(e), () => {})
+    server.on('error', (err) => {
+      log(`the server could not be run: ${err.message}`)
+      exit(127, `the MCP server could not be started (${err.message})`)
+    })
+    server.on('exit', (code, signal) => {
+      const why = signal ? `the MCP server was killed by ${signal}` : `the MCP server exited with code ${code}`
+      log(why)
+      // Let its last lines (already in the pipe) through before answering the rest.
+      const settle = () => exit(code ?? (signal ? 128 + signalNumber(signal) : 1), `${why} before answering`)
+      if (serverOut.readableEnded || serverOut.destroyed) settle()
+      else {
+        serverOut.once('close', settle)
+        setTimeout(settle, 1000).unref()
+      }
+    })
+  })
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const n = (require('node:os') as typeof import('node:os')).constants.signals[signal]
+  return typeof n === 'number' ? n : 0
+}
