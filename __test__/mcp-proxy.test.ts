@@ -1,0 +1,261 @@
+// `toolgate mcp-proxy` as users run it: the built CLI (dist/cli/main.js, from `npm run build:ts`)
+// spawned by the official MCP SDK Client's StdioClientTransport, fronting the real
+// @modelcontextprotocol/server-filesystem on a temp directory. Every claim is proved by the
+// server's own effect on disk (a refused call never reaches it; a repaired call's answer shows
+// the repaired value), and the server exiting is driven with a tiny inline server.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+
+const root = join(__dirname, '..')
+const cli = join(root, 'dist', 'cli', 'main.js')
+const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
+const T = 60_000
+
+let dir: string
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist', 'proxy', 'mcp.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-proxy-'))
+  writeFileSync(join(dir, 'five.txt'), 'one\ntwo\nthree\nfour\nfive\n')
+  for (let i = 0; i < 20; i++) writeFileSync(join(dir, `f${i}.txt`), `file ${i}\nsecond line\n`)
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** An SDK Client talking to the proxy, which fronts server-filesystem on `dir`. */
+async function connect(flags: string[] = [], server: string[] = [process.execPath, fsServer, dir]) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp-proxy', ...flags, '--', ...server], stderr: 'pipe', cwd: root })
+  let stderr = ''
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const client = new Client({ name: 'proxy-test', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, stderr: () => stderr }
+}
+
+const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text
+
+function writeConfig(name: string, config: unknown): string {
+  const path = join(dir, name)
+  writeFileSync(path, JSON.stringify(config))
+  return path
+}
+
+describe('toolgate mcp-proxy in front of server-filesystem', () => {
+  it('lists the server’s tools, passes a real read, repairs "2" → 2, refuses a bad type', async () => {
+    const { client, stderr } = await connect()
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_allowed_directories']))
+
+      const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt') } })
+      expect(read.isError).toBeFalsy()
+      expect(text(read)).toBe('one\ntwo\nthree\nfour\nfive\n')
+
+      // The server's own schema says `head` is a number: "2" alone would fail there. The gate
+      // forwards 2, and the server's answer holds exactly two lines.
+      const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
+      expect(head.isError).toBeFalsy()
+      expect(text(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
+      expect(stderr()).toMatch(/repaired read_text_file .*StringToFloat \/head/)
+
+      // A bad type (no safe repair): answered by the gate, the file is never written.
+      const target = join(dir, 'never.txt')
+      const bad = await client.callTool({ name: 'write_file', arguments: { path: target, content: { not: 'a string' } } })
+      expect(bad.isError).toBe(true)
+      expect(text(bad)).toMatch(/^Invalid arguments for tool `write_file`:\n- `content`: expected string/)
+      expect(existsSync(target)).toBe(false)
+    } finally {
+      await client.close()
+    }
+  }, T)
+
+  it('a --config schema stricter than the server’s refuses a call the server would run', async () => {
+    const config = writeConfig('strict.json', {
+      version: 1,
+      tools: [{ name: 'write_file', inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string', maxLength: 5 } }, required: ['path', 'content'], additionalProperties: false } }],
+    })
+    const { client } = await connect(['--config', config, '--subject', 'alice', '--role', 'dev', '--session', 's1'])
+    try {
+      const target = join(dir, 'strict.txt')
+      const refused = await client.callTool({ name: 'write_file', arguments: { path: target, content: 'far too long for the config' } })
+      expect(refused.isError).toBe(true)
+      expect(text(refused)).toContain('write_file')
+      expect(text(refused)).toContain('content')
+      expect(existsSync(target)).toBe(false)
+
+      // Within the config's schema the same tool runs on the server.
+      const ok = await client.callTool({ name: 'write_file', arguments: { path: target, content: 'short' } })
+      expect(ok.isError).toBeFalsy()
+      expect(existsSync(target)).toBe(true)
+      // Tools not in the config keep the server's own schema.
+      const read = await client.callTool({ name: 'read_text_file', arguments: { path: target } })
+      expect(text(read)).toBe('short')
+    } finally {
+      await client.close()
+    }
+  }, T)
+
+  it('20 concurrent calls each get their own answer', async () => {
+    const { client } = await connect()
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'read_text_file', arguments: { path: join(dir, `f${i}.txt`), head: i % 2 === 0 ? '1' : 1 } })),
+      )
+      results.forEach((r, i) => {
+        expect(r.isError).toBeFalsy()
+        expect(text(r).trim()).toBe(`file ${i}`)
+      })
+    } finally {
+      await client.close()
+    }
+  }, T)
+
+  it('--filter-list with configured tools: only those are listed and callable', async () => {
+    const config = writeConfig('allow.json', { version: 1, tools: [{ name: 'read_text_file' }, { name: 'list_allowed_directories' }] })
+    const { client } = await connect(['--config', config, '--filter-list'])
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names.sort()).toEqual(['list_allowed_directories', 'read_text_file'])
+      // The configured tool without a schema takes the server's: "2" is still repaired.
+      const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
+      expect(text(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
+      const target = join(dir, 'hidden.txt')
+      const hidden = await client.callTool({ name: 'write_file', arguments: { path: target, content: 'x' } })
+      expect(hidden.isError).toBe(true)
+      expect(text(hidden)).toMatch(/^Unknown tool `write_file`/)
+      expect(existsSync(target)).toBe(false)
+    } finally {
+      await client.close()
+    }
+  }, T)
+
+  it('without --filter-list every server tool is listed', async () => {
+    const config = writeConfig('allow2.json', { version: 1, tools: [{ name: 'read_text_file' }] })
+    const { client } = await connect(['--config', config])
+    try {
+      expect((await client.listTools()).tools.length).toBeGreaterThan(5)
+    } finally {
+      await client.close()
+    }
+  }, T)
+})
+
+// A tiny MCP server: answers initialize and tools/list; on tools/call of `echo` it first sends
+// the client a ping request with the SAME id as the call, then answers; on `die` it exits 3.
+const TINY = `
+const rl = require('readline').createInterface({ input: process.stdin })
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n')
+const waiting = new Map()
+rl.on('line', (line) => {
+  const m = JSON.parse(line)
+  if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'tiny', version: '1' } } })
+  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [
+    { name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
+    { name: 'die', inputSchema: { type: 'object' } } ] } })
+  else if (m.method === 'tools/call' && m.params.name === 'die') process.exit(3)
+  else if (m.method === 'tools/call') { waiting.set(m.id, m); send({ jsonrpc: '2.0', id: m.id, method: 'ping' }) }
+  else if (!m.method && waiting.has(m.id)) { const c = waiting.get(m.id); waiting.delete(m.id)
+    send({ jsonrpc: '2.0', id: c.id, result: { content: [{ type: 'text', text: 'n=' + JSON.stringify(c.params.arguments.n) + ' typeof ' + typeof c.params.arguments.n }] } }) }
+})
+`
+
+/** The proxy in a child process, driven line by line (to see raw answers and its exit code). */
+function rawProxy(flags: string[] = []) {
+  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', process.execPath, '-e', TINY], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+  const lines: Record<string, unknown>[] = []
+  const waiters: (() => void)[] = []
+  let buf = ''
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString()
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, i)))
+      buf = buf.slice(i + 1)
+      waiters.splice(0).forEach((w) => w())
+    }
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const send = (m: unknown) => child.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n')
+  const next = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const i = lines.findIndex(pred)
+      if (i >= 0) return lines.splice(i, 1)[0]
+      await new Promise<void>((r) => waiters.push(r))
+    }
+  }
+  const handshake = async () => {
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+    await next((m) => m.id === 0)
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  }
+  return { child, send, next, exited, handshake, stderr: () => stderr, lines }
+}
+
+describe('toolgate mcp-proxy: ids, bad lines, the server exiting', () => {
+  it('keeps client and server id spaces apart and repairs before forwarding', async () => {
+    const p = rawProxy()
+    try {
+      await p.handshake()
+      p.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { n: '5' } } })
+      // the server's own request with the same id 7 passes through to the client untouched
+      const ping = await p.next((m) => m.method === 'ping')
+      expect(ping).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' })
+      p.send({ jsonrpc: '2.0', id: 7, result: {} })
+      const answer = await p.next((m) => m.id === 7 && 'result' in m)
+      expect(answer.result).toEqual({ content: [{ type: 'text', text: 'n=5 typeof number' }] })
+      // no message of the proxy's own (its tools/list) ever reached the client
+      expect(p.lines.filter((m) => typeof m.id === 'string' && String(m.id).startsWith('toolgate-'))).toEqual([])
+    } finally {
+      p.child.stdin.end()
+      await p.exited
+    }
+  }, T)
+
+  it('answers a line that is not JSON with -32700, refuses an oversized line, and keeps going', async () => {
+    const p = rawProxy(['--max-message-bytes', '2048'])
+    try {
+      await p.handshake()
+      p.send('this is not json')
+      const parse = await p.next((m) => (m.error as { code?: number } | undefined)?.code === -32700)
+      expect(parse.id).toBeNull()
+      p.send({ jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'echo', arguments: { n: 1, pad: 'x'.repeat(5000) } } })
+      const big = await p.next((m) => m.id === 'big')
+      expect((big.error as { code: number }).code).toBe(-32600)
+      p.send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { n: 2 } } })
+      await p.next((m) => m.method === 'ping')
+      p.send({ jsonrpc: '2.0', id: 8, result: {} })
+      expect((await p.next((m) => m.id === 8 && 'result' in m)).result).toEqual({ content: [{ type: 'text', text: 'n=2 typeof number' }] })
+      expect(p.stderr()).toMatch(/not JSON/)
+      expect(p.stderr()).toMatch(/over the limit/)
+    } finally {
+      p.child.stdin.end()
+      await p.exited
+    }
+  }, T)
+
+  it('the server exiting fails the pending request, and the proxy exits with the server’s code', async () => {
+    const p = rawProxy()
+    await p.handshake()
+    p.send({ jsonrpc: '2.0', id: 'pending', method: 'tools/call', params: { name: 'die', arguments: {} } })
+    const failed = await p.next((m) => m.id === 'pending')
+    expect((failed.error as { code: number }).code).toBe(-32000)
+    expect((failed.error as { message: string }).message).toMatch(/exited with code 3/)
+    expect(await p.exited).toBe(3)
+  }, T)
+
+  it('through the SDK Client: the pending call rejects when the server dies', async () => {
+    const { client } = await connect([], [process.execPath, '-e', TINY])
+    try {
+      await expect(client.callTool({ name: 'die', arguments: {} })).rejects.toThrow(/exited with code 3|Connection closed/)
+    } finally {
+      await client.close()
+    }
+  }, T)
+})
