@@ -76,24 +76,24 @@ const short = (v: unknown, max = 80): string => {
 }
 
 /** Reads and checks DIR/cases.json; errors name the file and the case. */
-function loadCases(dir: string): Case[] {
+function loadCases(dir: string, label: string): Case[] {
   const file = join(dir, 'cases.json')
   let raw: string
   try {
     raw = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new UsageError(`--corpus-dir ${dir}: cannot read cases.json (${(err as Error).message})`)
+    throw new UsageError(`${label}: cannot read cases.json (${(err as Error).message})`)
   }
   let data: unknown
   try {
     data = JSON.parse(raw)
   } catch (err) {
-    throw new UsageError(`--corpus-dir ${dir}: cases.json is not JSON (${(err as Error).message})`)
+    throw new UsageError(`${label}: cases.json is not JSON (${(err as Error).message})`)
   }
-  if (!Array.isArray(data)) throw new UsageError(`--corpus-dir ${dir}: cases.json must be an array of cases`)
+  if (!Array.isArray(data)) throw new UsageError(`${label}: cases.json must be an array of cases`)
   const ids = new Set<string>()
   data.forEach((c: unknown, i: number) => {
-    const where = `--corpus-dir ${dir}: cases.json[${i}]`
+    const where = `${label}: cases.json[${i}]`
     if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new UsageError(`${where}: expected a case object`)
     const o = c as Record<string, unknown>
     if (typeof o.id !== 'string' || o.id === '') throw new UsageError(`${where}: \`id\` must be a non-empty string`)
@@ -115,11 +115,11 @@ function loadCases(dir: string): Case[] {
 }
 
 /** Loads DIR/tools.json as a gate; errors name the flag and carry the ToolGateError message. */
-function loadGate(dir: string): ToolGate {
+function loadGate(dir: string, label: string): ToolGate {
   try {
     return ToolGate.fromFile(join(dir, 'tools.json'))
   } catch (err) {
-    throw new UsageError(`--corpus-dir ${dir}: ${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
+    throw new UsageError(`${label}: ${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
   }
 }
 
@@ -257,8 +257,10 @@ function run(argv: string[]): number {
       }
     }
     const dir = values['corpus-dir'] ?? SHIPPED_CORPUS
-    const gate = loadGate(dir)
-    const cases = loadCases(dir)
+    // errors name the flag, or say the default corpus was used and how to give another
+    const label = values['corpus-dir'] !== undefined ? `--corpus-dir ${dir}` : `the shipped corpus ${dir} (give --corpus-dir DIR for another)`
+    const gate = loadGate(dir, label)
+    const cases = loadCases(dir, label)
 
     // correctness first: every case once, on a gate that has seen nothing else
     const results = cases.map((c) => {
