@@ -145,19 +145,25 @@ describe('toolgate mcp-proxy in front of server-filesystem', () => {
   }, T)
 })
 
-// A tiny MCP server: answers initialize and tools/list; on tools/call of `echo` it first sends
-// the client a ping request with the SAME id as the call, then answers; on `die` it exits 3.
+// A tiny MCP server: answers initialize and tools/list; on tools/call of `echo` (and `later`) it
+// first sends the client a ping request with the SAME id as the call, then answers; on `die` it
+// exits 3; `grow` adds the tool `later` and announces notifications/tools/list_changed.
 const TINY = `
 const rl = require('readline').createInterface({ input: process.stdin })
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n')
 const waiting = new Map()
+let grown = false
 rl.on('line', (line) => {
   const m = JSON.parse(line)
   if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'tiny', version: '1' } } })
   else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [
     { name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
-    { name: 'die', inputSchema: { type: 'object' } } ] } })
+    { name: 'die', inputSchema: { type: 'object' } }, { name: 'grow', inputSchema: { type: 'object' } },
+    ...(grown ? [{ name: 'later', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } }] : []) ] } })
   else if (m.method === 'tools/call' && m.params.name === 'die') process.exit(3)
+  else if (m.method === 'tools/call' && m.params.name === 'grow') { grown = true
+    send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+    send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'grown' }] } }) }
   else if (m.method === 'tools/call') { waiting.set(m.id, m); send({ jsonrpc: '2.0', id: m.id, method: 'ping' }) }
   else if (!m.method && waiting.has(m.id)) { const c = waiting.get(m.id); waiting.delete(m.id)
     send({ jsonrpc: '2.0', id: c.id, result: { content: [{ type: 'text', text: 'n=' + JSON.stringify(c.params.arguments.n) + ' typeof ' + typeof c.params.arguments.n }] } }) }
@@ -218,6 +224,25 @@ describe('toolgate mcp-proxy: ids, bad lines, the server exiting', () => {
     }
   }, T)
 
+  it('learns the server’s tools again on notifications/tools/list_changed', async () => {
+    const p = rawProxy()
+    try {
+      await p.handshake()
+      p.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'later', arguments: { n: '3' } } })
+      expect(((await p.next((m) => m.id === 1)).result as { isError?: boolean }).isError).toBe(true) // not there yet
+      p.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'grow', arguments: {} } })
+      await p.next((m) => m.method === 'notifications/tools/list_changed') // passed through
+      await p.next((m) => m.id === 2)
+      p.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'later', arguments: { n: '3' } } })
+      await p.next((m) => m.method === 'ping')
+      p.send({ jsonrpc: '2.0', id: 3, result: {} })
+      expect((await p.next((m) => m.id === 3 && 'result' in m)).result).toEqual({ content: [{ type: 'text', text: 'n=3 typeof number' }] })
+    } finally {
+      p.child.stdin.end()
+      await p.exited
+    }
+  }, T)
+
   it('answers a line that is not JSON with -32700, refuses an oversized line, and keeps going', async () => {
     const p = rawProxy(['--max-message-bytes', '2048'])
     try {
@@ -257,5 +282,33 @@ describe('toolgate mcp-proxy: ids, bad lines, the server exiting', () => {
     } finally {
       await client.close()
     }
+  }, T)
+})
+
+describe('toolgate mcp-proxy: flags', () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const c = spawn(process.execPath, [cli, 'mcp-proxy', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      let err = ''
+      c.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      c.stderr.on('data', (d: Buffer) => (err += d.toString()))
+      c.on('exit', (code) => resolve({ code, out, err }))
+    })
+
+  it('--help shows the mcpServers entry; a missing server command or unknown flag is exit 2', async () => {
+    const help = await run(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.out).toContain('"args": ["toolgate", "mcp-proxy", "--", "npx", "-y",')
+    expect(help.out).toContain('npx.cmd')
+    const missing = await run(['--subject', 'a'])
+    expect(missing.code).toBe(2)
+    expect(missing.err).toMatch(/missing the server command/)
+    const unknown = await run(['--nope', '--', 'node'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.err).toMatch(/unknown flag `--nope`/)
+    const badConfig = await run(['--config', join(dir, 'does-not-exist.json'), '--', 'node'])
+    expect(badConfig.code).toBe(2)
+    expect(badConfig.out).toBe('')
   }, T)
 })

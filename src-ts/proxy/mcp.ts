@@ -38,6 +38,9 @@ export const INVALID_REQUEST = -32600
 /** The MCP SDK's `ConnectionClosed`: the server went away before answering. */
 export const CONNECTION_CLOSED = -32000
 
+/** How long the client's messages are held for the proxy's own tools/list. */
+const LIST_TIMEOUT_MS = 10_000
+
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
 /** Client and server ids of the same value but different types are different ids. */
 const idKey = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
@@ -102,7 +105,7 @@ export class McpProxy {
     if (e.kind === 'oversized') {
       const s = sniffOversized(e.head, e.tail)
       this.#log(`client message of ${e.bytes} bytes is over the limit; not forwarded`)
-      if (s.isResponse || (s.method === undefined && s.id !== undefined && !/"method"/.test(e.head))) {
+      if (s.isResponse) {
         // A client response to a server request: tell the server it will not come.
         if (s.id !== undefined) this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: the client's response was ${e.bytes} bytes, over the proxy's limit`))
         return
@@ -229,12 +232,15 @@ export class McpProxy {
     const isResponse = !('method' in msg) && ('result' in msg || 'error' in msg)
     if (!isResponse) {
       this.#sinks.toClient(msg) // a server request or notification: untouched
+      // The server's tools changed: learn them again before the next call is decided.
+      if (msg.method === 'notifications/tools/list_changed' && this.#initialized === 'sent' && this.#own.size === 0) this.#startListing()
       return
     }
     const id = msg.id
-    if (typeof id === 'string' && this.#own.has(id)) {
-      this.#ownAnswer(id, msg)
-      return
+    if (typeof id === 'string' && id.startsWith(this.#ownPrefix)) {
+      if (this.#own.has(id)) this.#ownAnswer(id, msg)
+      else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#learn(msg.result.tools, true) // late, after the timeout
+      return // never shown to the client
     }
     const key = isId(id) ? idKey(id) : undefined
     const pending = key === undefined ? undefined : this.#pending.get(key)
@@ -285,6 +291,13 @@ export class McpProxy {
     if (cursor === undefined) this.#fetching = new Map()
     this.#held ??= []
     this.#sinks.toServer({ jsonrpc: '2.0', id, method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) })
+    // A server that never answers must not hold the client forever.
+    const timer = setTimeout(() => {
+      if (!this.#own.has(id) || this.#closed) return
+      this.#log(`the server did not answer tools/list in ${LIST_TIMEOUT_MS / 1000} s; gating with the tools known so far`)
+      this.#ownFailed(id)
+    }, LIST_TIMEOUT_MS)
+    timer.unref?.()
   }
 
   #ownAnswer(id: string, msg: Msg): void {
