@@ -435,6 +435,11 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
     },
   })
   serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))
+  clientOut.on('error', (err) => {
+    // the client went away (EPIPE): same as its hanging up
+    log(`writing to the client failed: ${err.message}`)
+    serverIn.end()
+  })
   return new Promise((resolve) => {
     let done = false
     let killTimer: NodeJS.Timeout | undefined
