@@ -94,19 +94,23 @@ describe('the published main package', () => {
   it('holds only built JS and types, the generated loader, the schema and docs', () => {
     const [result] = pack(root, null)
     const files = result.files.map((f) => f.path).sort()
+    // the corpus `toolgate bench` runs by default (the one bench/ measures with)
+    // (npm adds the README.md of every folder it packs from)
+    const corpus = ['bench/corpus/tools.json', 'bench/corpus/cases.json', 'bench/corpus/README.md', 'bench/README.md']
     const allowed = (p: string) =>
       p.startsWith('dist/') ||
       p.startsWith('schema/') ||
+      corpus.includes(p) ||
       ['binding/index.js', 'binding/index.d.ts', 'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(p)
     expect(files.filter((p) => !allowed(p))).toEqual([])
     // spelled out, so a widened `files` list cannot slip anything in
     for (const p of files) {
       expect(p).not.toMatch(/\.(rs|node|tgz|test\.ts)$/)
-      expect(p).not.toMatch(/^(crates|src-ts|__test__|bench|fuzz|target|npm|scripts|node_modules)\//)
+      if (!corpus.includes(p)) expect(p).not.toMatch(/^(crates|src-ts|__test__|bench|fuzz|target|npm|scripts|node_modules)\//)
       expect(p).not.toMatch(/(^|\/)(Cargo\.(toml|lock)|tsconfig.*\.json|vitest\.config\.\w+)$/)
     }
     // what users load must be there
-    for (const p of ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/cli/main.js', 'binding/index.js', 'binding/index.d.ts', 'schema/toolgate.config.schema.json']) {
+    for (const p of ['bench/corpus/tools.json', 'bench/corpus/cases.json', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/cli/main.js', 'binding/index.js', 'binding/index.d.ts', 'schema/toolgate.config.schema.json']) {
       expect(files).toContain(p)
     }
   })
@@ -225,6 +229,11 @@ console.log(JSON.stringify({ outcome: v.outcome, arguments: v.arguments, same: c
     expect(help).toContain('toolgate demo')
     const version = ok(run([npmBin('npx'), '--no', '--', 'toolgate', '--version'], project, env), 'npx toolgate --version')
     expect(version.trim()).toBe(pkg.version)
+  })
+
+  it('npx toolgate bench runs the shipped corpus in the installed package', () => {
+    const out = ok(run([npmBin('npx'), '--no', '--', 'toolgate', 'bench', '--iterations', '3'], project, env), 'npx toolgate bench')
+    expect(out).toContain('49/49')
   })
 
   it('the installed .d.ts files are complete: a strict consumer compiles against them', () => {
