@@ -160,7 +160,12 @@ export const command = {
     }
     const log = (line: string) => process.stderr.write(`toolgate mcp-proxy: ${line}\n`)
     const [cmd, ...args] = p.server
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] })
+    // Windows: a .cmd/.bat (npx.cmd) runs only through the shell (Node refuses it otherwise).
+    const viaShell = process.platform === 'win32' && /\.(cmd|bat)$/i.test(cmd)
+    const quote = (a: string) => (/^[\w\-.:\\/=@]+$/.test(a) ? a : `"${a.replace(/"/g, '""')}"`)
+    const child = viaShell
+      ? spawn([cmd, ...args].map(quote).join(' '), { stdio: ['pipe', 'pipe', 'inherit'], shell: true })
+      : spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] })
     const forward = (sig: NodeJS.Signals) => () => {
       if (child.exitCode === null && child.signalCode === null) child.kill(sig)
     }

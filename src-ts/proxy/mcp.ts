@@ -189,6 +189,10 @@ export class McpProxy {
       return
     }
     this.#sinks.toServer(msg)
+    if (method === 'notifications/cancelled' && isObject(msg.params) && isId(msg.params.requestId)) {
+      // the server may never answer a cancelled request: nothing to fail for it later
+      this.#pending.delete(idKey(msg.params.requestId))
+    }
     if (method === 'notifications/initialized' && this.#initialized === undefined) {
       this.#initialized = 'sent'
       if (this.#serverHasTools) this.#startListing()
