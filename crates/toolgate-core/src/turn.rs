@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::gate::Gate;
-use crate::json::parse::{parse_payload, ParseError, ParsedPayload};
+use crate::json::parse::{parse_payload, ParseError};
 use crate::json::pointer::Seg;
 use crate::verdict::{Outcome, Verdict};
 
@@ -89,17 +89,7 @@ impl Gate {
             .map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
         let check_size = payload.len() > self.limits().max_bytes;
-        self.decide_turn(choice, parsed, opts, check_size)
-    }
-
-    /// Guards a turn already parsed (with its parse problems).
-    pub fn guard_parsed(&self, choice: DialectChoice, parsed: ParsedPayload, opts: &TurnOptions) -> Result<TurnReport, GateError> {
-        let check_size = payload_could_hold_large_arguments(&parsed.value, self);
-        self.decide_turn(choice, parsed, opts, check_size)
-    }
-
-    fn decide_turn(&self, choice: DialectChoice, parsed: ParsedPayload, opts: &TurnOptions, check_size: bool) -> Result<TurnReport, GateError> {
-        let (d, found) = match choice {
+        let (d, mut found) = match choice {
             DialectChoice::Is(d) => (d, d.codec().read(&parsed.value, opts)?),
             DialectChoice::Auto => dialect::detect(&parsed.value, opts)?,
         };
@@ -115,7 +105,7 @@ impl Gate {
         }
         let verdicts = found
             .calls
-            .iter()
+            .iter_mut()
             .zip(broken)
             .map(|(call, problem)| match problem {
                 Some(p) => self.refuse_arguments(&call.tool, &p),
@@ -125,12 +115,13 @@ impl Gate {
         self.finish_turn(d, parsed.value, found, verdicts)
     }
 
-    /// Decides one call found in a payload.
-    pub fn check_call(&self, call: &Call, big_integer: bool, check_size: bool) -> Verdict {
+    /// Decides one call found in a payload. Arguments given as a value are moved out of `call`
+    /// (left `null`) into the decision rather than copied; the rest of the call is untouched.
+    pub fn check_call(&self, call: &mut Call, big_integer: bool, check_size: bool) -> Verdict {
         if let Some(what) = &call.malformed {
             return Verdict::rejected(crate::verdict::Reason::BadArguments, what.clone());
         }
-        match &call.args {
+        match &mut call.args {
             Args::Text(text) => self.check(&call.tool, text),
             Args::Missing => self.check(&call.tool, ""),
             Args::Value(v) => {
@@ -141,7 +132,7 @@ impl Gate {
                         return self.refuse_arguments(&call.tool, &ParseError::TooLarge { bytes, limit });
                     }
                 }
-                self.check_value(&call.tool, v.clone(), big_integer)
+                self.check_value(&call.tool, std::mem::take(v), big_integer)
             }
         }
     }
@@ -232,13 +223,6 @@ fn write_at(root: &mut Value, path: &[Seg], value: Value) -> bool {
         }
         _ => false,
     }
-}
-
-/// Whether any one object argument could exceed the size limit: only when the whole payload's
-/// serialized form could (cheap upper bound first, exact count only then).
-fn payload_could_hold_large_arguments(payload: &Value, gate: &Gate) -> bool {
-    let limit = gate.limits().max_bytes;
-    limit < gate.max_payload_bytes() && serialized_len(payload) > limit
 }
 
 fn serialized_len(v: &Value) -> usize {

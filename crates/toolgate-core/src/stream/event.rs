@@ -195,7 +195,7 @@ impl Cx<'_> {
         let verdict = match problem {
             Some(p) => self.gate.refuse_arguments(&tool, &p),
             None => {
-                let call = Call {
+                let mut call = Call {
                     call_id: String::new(),
                     wire_id: None,
                     tool: tool.clone(),
@@ -203,7 +203,7 @@ impl Cx<'_> {
                     slot: Vec::new(),
                     malformed: None,
                 };
-                self.gate.check_call(&call, self.big_integer, true)
+                self.gate.check_call(&mut call, self.big_integer, true)
             }
         };
         if verdict.reason == Some(Reason::BadArguments) && text.len() > self.gate.limits().max_bytes {
