@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml'
 import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import { filterToolList } from './tools'
-import { payloadText, readTurnWire } from './turn'
+import { jsonText, payloadText, readTurnWire } from './turn'
 import { ToolCallStream, type StreamOptions } from './stream'
 import type { CallContext, Dialect, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
 
@@ -98,27 +98,9 @@ export class ToolGate {
    * `message`. Never throws on model output.
    */
   check(tool: string, args: string | object | null | undefined, _ctx?: CallContext): Verdict {
-    let text: string
-    if (typeof args === 'string') {
-      text = args
-    } else if (args === null || args === undefined) {
-      text = ''
-    } else {
-      let serialized: string | undefined
-      try {
-        serialized = JSON.stringify(args)
-      } catch (err) {
-        return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), (err as Error).message), '')
-      }
-      if (typeof serialized !== 'string') {
-        return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), `a ${typeof args} is not JSON`), '')
-      }
-      text = serialized
-    }
-    // A lone surrogate cannot cross into UTF-8 unchanged: the validator would see U+FFFD while
-    // the tool got the original text. Refuse instead (the core words the refusal).
-    if (!text.isWellFormed()) {
-      return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), 'the text holds a lone UTF-16 surrogate'), '')
+    const text = args === null || args === undefined ? '' : jsonText(args)
+    if (typeof text !== 'string') {
+      return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), text.unreadable), '')
     }
     const wire = this.#check(this.#handle, String(tool), text)
     return this.#fromWire(tool, wire, text)

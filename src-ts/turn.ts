@@ -31,27 +31,31 @@ interface WireReport {
 }
 
 /**
- * JSON text of a payload given as text or as a parsed value. A value that cannot be JSON (a
- * cycle, a BigInt) or text holding a lone UTF-16 surrogate is `E_PAYLOAD`: the gate and the host
- * would read different calls.
+ * JSON text of `value` as the core will read it (text is taken as it is), or why there is none:
+ * a value that cannot be JSON (a cycle, a BigInt, a function) or text holding a lone UTF-16
+ * surrogate, which cannot cross into UTF-8 unchanged (the gate would read U+FFFD where the host
+ * holds the original). Shared by `check` (which refuses the call) and `guard`/`filterTools`/
+ * streams (which throw).
  */
-export function payloadText(payload: unknown, what: string): string {
+export function jsonText(value: unknown): string | { unreadable: string } {
   let text: string | undefined
-  if (typeof payload === 'string') {
-    text = payload
+  if (typeof value === 'string') {
+    text = value
   } else {
     try {
-      text = JSON.stringify(payload)
+      text = JSON.stringify(value)
     } catch (err) {
-      throw new ToolGateError('E_PAYLOAD', `${what}: cannot be read as JSON (${(err as Error).message})`, { cause: err })
+      return { unreadable: (err as Error).message }
     }
-    if (typeof text !== 'string') {
-      throw new ToolGateError('E_PAYLOAD', `${what}: expected JSON text or a JSON value, got ${typeof payload}`)
-    }
+    if (typeof text !== 'string') return { unreadable: `a ${typeof value} is not JSON` }
   }
-  if (!text.isWellFormed()) {
-    throw new ToolGateError('E_PAYLOAD', `${what}: the text holds a lone UTF-16 surrogate`)
-  }
+  return text.isWellFormed() ? text : { unreadable: 'the text holds a lone UTF-16 surrogate' }
+}
+
+/** JSON text of a payload given as text or as a parsed value; `E_PAYLOAD` when there is none (see {@link jsonText}). */
+export function payloadText(payload: unknown, what: string): string {
+  const text = jsonText(payload)
+  if (typeof text !== 'string') throw new ToolGateError('E_PAYLOAD', `${what}: cannot be read as JSON (${text.unreadable})`)
   return text
 }
 
