@@ -70,11 +70,26 @@ describe('the shipped config JSON Schema', () => {
     const schema = JSON.parse(require('node:fs').readFileSync(join(__dirname, '..', 'schema', 'toolgate.config.schema.json'), 'utf8'))
     const validate = new Ajv2020({ strict: false }).compile(schema)
     const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10, maxPayloadBytes: 100 }, allowProtoKeys: false }
-    for (const ok of [demoConfig, full, { tools: [] }]) {
+    const policyConfig = JSON.parse(require('node:fs').readFileSync(join(__dirname, 'fixtures', 'policy', 'config.json'), 'utf8'))
+    for (const ok of [demoConfig, full, { tools: [] }, policyConfig]) {
       expect(validate(ok)).toBe(true)
       expect(() => new ToolGate(ok as never)).not.toThrow()
     }
-    for (const bad of [{ tools: [], policy: {} }, { tools: [{ name: 'a', inputSchem: {} }] }, { tools: [], limits: { maxDepth: 0 } }, { version: 2, tools: [] }]) {
+    const badOnes = [
+      { tools: [], audit: {} },
+      { tools: [{ name: 'a', inputSchem: {} }] },
+      { tools: [{ name: 'a', writs: true }] },
+      { tools: [{ name: 'a', surface: 'admin' }] },
+      { tools: [{ name: 'a', args: { x: { pin: 'user' } } }] },
+      { tools: [{ name: 'a' }], policy: { rules: [{ effect: 'permit', tools: ['a'] }] } },
+      { tools: [{ name: 'a' }], policy: { rules: [{ effect: 'allow', tools: [] }] } },
+      { tools: [{ name: 'a' }], policy: { rule: [] } },
+      { tools: [], loop: { maxIdentical: 0, windowSeconds: 5 } },
+      { tools: [], confirm: { ttlSeconds: 0 } },
+      { tools: [], limits: { maxDepth: 0 } },
+      { version: 2, tools: [] },
+    ]
+    for (const bad of badOnes) {
       expect(validate(bad)).toBe(false)
       configError(() => new ToolGate(bad as never))
     }

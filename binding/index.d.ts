@@ -19,7 +19,11 @@ export declare class BindingGate {
   /** The handle to pass to `check` while this object is alive. */
   get handle(): number
   /** Refuses arguments the host could not serialize (see `Gate::check_unreadable`). */
-  checkUnreadable(tool: string, detail: string): string
+  checkUnreadable(tool: string, detail: string, ctx: string): string
+  /** Raises a session's taint by hand; `E_CONFIG` for a label the config does not declare. */
+  markSession(session: string, label: string): void
+  /** Whether the config has a `policy` block (deny by default). */
+  get hasPolicy(): boolean
   /** Declared tool names, in config order. */
   toolNames(): Array<string>
 }
@@ -30,7 +34,7 @@ export declare class BindingStream {
    * Starts a stream on the gate `handle` in `dialect`. Throws `E_DIALECT` for a dialect with
    * no stream form, `E_CONFIG` for a released gate.
    */
-  constructor(handle: number, dialect: string)
+  constructor(handle: number, dialect: string, ctx: string)
   /**
    * Feeds one event (an SSE line or one event's JSON text); answers the calls it completed,
    * as a JSON array of per-call wire objects.
@@ -52,10 +56,26 @@ export declare class BindingStream {
 export declare function check(handle: number, tool: string, args: string): string
 
 /**
+ * [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the
+ * whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded), or
+ * their answer (`allow` / `deny` / `delegate`) to finish. Throws `E_CONFIG` only for a
+ * context the host got wrong (unknown key, wrong type); never on model output.
+ */
+export declare function checkAs(handle: number, tool: string, args: string, ctx: string, engine?: string | undefined | null): string
+
+/**
+ * The second step of confirm-before-write (see `Gate::confirm`); `engine` as in [`check_as`].
+ * Answers `TOOL
+WIRE`: the confirmed tool's name (empty for an invalid token), then the
+ * verdict in the `check` wire.
+ */
+export declare function confirm(handle: number, token: string, ctx: string, engine?: string | undefined | null): string
+
+/**
  * Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;
  * answers the same shape as JSON text.
  */
-export declare function filterTools(handle: number, dialect: string, tools: string): string
+export declare function filterTools(handle: number, dialect: string, tools: string, ctx: string): string
 
 /**
  * Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
@@ -68,4 +88,4 @@ export declare function guard(handle: number, dialect: string, payload: string, 
  * Which of `names` a caller may see (for tool lists held as live objects: AI SDK records,
  * LangChain tool instances).
  */
-export declare function visibleTools(handle: number, names: Array<string>): Array<boolean>
+export declare function visibleTools(handle: number, names: Array<string>, ctx: string): Array<boolean>

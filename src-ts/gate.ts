@@ -2,12 +2,41 @@ import { readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 
+import { bareContextText, contextText } from './context'
+import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest } from './engines'
 import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import { filterToolList } from './tools'
-import { jsonText, payloadText, readTurnWire } from './turn'
+import { engineQuestions, jsonText, payloadText, readTurnWire } from './turn'
 import { ToolCallStream, type StreamOptions } from './stream'
-import type { CallContext, Dialect, FilterToolsOptions, Flag, GuardOptions, Outcome, Reason, ToolGateConfig, TurnReport, Verdict } from './types'
+import type {
+  CallContext,
+  Dialect,
+  EngineAnswer,
+  EngineRequest,
+  FilterToolsOptions,
+  Flag,
+  GuardOptions,
+  Outcome,
+  PolicyEngine,
+  Reason,
+  ToolGateConfig,
+  ToolGateOptions,
+  TurnReport,
+  Verdict,
+} from './types'
+
+/** Policy facts of a verdict on the wire (see crates/toolgate-node/src/lib.rs). */
+interface Facts {
+  action?: string
+  resource?: string
+  confirmation?: Verdict['confirmation']
+  /** Stage one only: the rules' answer the engines are asked about. */
+  engine?: string
+}
+
+/** Answers the engines for one request (sync or async flavour of the same rules). */
+type Ask = (request: EngineRequest) => EngineAnswer | Promise<EngineAnswer>
 
 /**
  * The gate between an agent and its tools. Construct once (every schema is compiled here),
@@ -26,12 +55,25 @@ export class ToolGate {
   readonly #check: (handle: number, tool: string, args: string) => string
   readonly #tools: readonly string[]
   readonly #native: ReturnType<typeof native>
+  readonly #engines: readonly PolicyEngine[] | undefined
+  readonly #engineTimeoutMs: number
 
   /**
    * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
-   * naming the key or the tool and schema location when the config is wrong.
+   * naming the key or the tool and schema location when the config is wrong. `options.engines`
+   * plugs policy engines in (asked in order after the built-in rules; see {@link ToolGateOptions}).
    */
-  constructor(config: ToolGateConfig | string) {
+  constructor(config: ToolGateConfig | string, options?: ToolGateOptions) {
+    const engines = options?.engines
+    if (engines !== undefined && (!Array.isArray(engines) || engines.some((e) => typeof e !== 'function'))) {
+      throw new ToolGateError('E_CONFIG', 'options.engines: expected an array of functions')
+    }
+    const timeout = options?.engineTimeoutMs ?? DEFAULT_ENGINE_TIMEOUT_MS
+    if (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout)) {
+      throw new ToolGateError('E_CONFIG', `options.engineTimeoutMs: expected a positive number of milliseconds, got ${String(timeout)}`)
+    }
+    this.#engines = engines !== undefined && engines.length > 0 ? Object.freeze([...engines]) : undefined
+    this.#engineTimeoutMs = timeout
     let text: string
     if (typeof config === 'string') {
       text = config
@@ -61,7 +103,7 @@ export class ToolGate {
    * Loads a config file (`.json`, `.yaml` or `.yml`) and compiles it. Errors are
    * `ToolGateError` `E_CONFIG` naming the file.
    */
-  static fromFile(path: string): ToolGate {
+  static fromFile(path: string, options?: ToolGateOptions): ToolGate {
     let raw: string
     try {
       raw = readFileSync(path, 'utf8')
@@ -78,7 +120,7 @@ export class ToolGate {
       }
     }
     try {
-      return new ToolGate(text)
+      return new ToolGate(text, options)
     } catch (err) {
       const e = toToolGateError(err, 'E_CONFIG')
       throw new ToolGateError(e.code, `config file ${path}: ${e.message}`, { cause: err })
@@ -97,13 +139,90 @@ export class ToolGate {
    * the repaired `arguments`; each change is a flag), or a refusal with a model-readable
    * `message`. Never throws on model output.
    */
-  check(tool: string, args: string | object | null | undefined, _ctx?: CallContext): Verdict {
+  check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict {
     const text = args === null || args === undefined ? '' : jsonText(args)
+    const c = bareContextText(ctx)
     if (typeof text !== 'string') {
-      return this.#fromWire(tool, this.#binding.checkUnreadable(String(tool), text.unreadable), '')
+      return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
     }
-    const wire = this.#check(this.#handle, String(tool), text)
-    return this.#fromWire(tool, wire, text)
+    if (this.#engines === undefined) {
+      const wire = c === '' ? this.#check(this.#handle, String(tool), text) : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+      return this.#fromWire(tool, wire, text)
+    }
+    const engines = this.#engines
+    return this.#staged(tool, text, c, ctx, (r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check')) as Verdict
+  }
+
+  /**
+   * {@link ToolGate.check} on a gate whose plugged engines may be asynchronous: the engines are
+   * awaited (each bounded by `engineTimeoutMs`). Works on any gate.
+   */
+  async checkAsync(tool: string, args: string | object | null | undefined, ctx?: CallContext): Promise<Verdict> {
+    const text = args === null || args === undefined ? '' : jsonText(args)
+    if (typeof text !== 'string' || this.#engines === undefined) return this.check(tool, args, ctx)
+    const engines = this.#engines
+    return this.#staged(tool, text, bareContextText(ctx), ctx, (r) => askEngines(engines, r, this.#engineTimeoutMs))
+  }
+
+  /**
+   * The second step of confirm-before-write: `token` is the host-only
+   * `verdict.confirmation.token` of a `confirm` outcome, `ctx` the caller confirming (it must be
+   * the same subject). Policy, engines, loop and taint run again with the current state; if they
+   * still allow, the call's verdict (`passed`/`repaired`, with its exact arguments) is returned
+   * exactly once. An unknown, used, expired or other caller's token is `token_invalid`.
+   */
+  confirm(token: string, ctx?: CallContext): Verdict {
+    const engines = this.#engines
+    return this.#confirm(token, ctx, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm'))) as Verdict
+  }
+
+  /** {@link ToolGate.confirm} awaiting asynchronous engines. */
+  async confirmAsync(token: string, ctx?: CallContext): Promise<Verdict> {
+    const engines = this.#engines
+    return this.#confirm(token, ctx, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs)))
+  }
+
+  /**
+   * Raises a session's taint to `label` by hand (for data the host knows came from outside, for
+   * example a fetched web page); taint never goes down. `E_CONFIG` for a label not in `labels`.
+   */
+  markSession(session: string, label: string): void {
+    this.#call(() => this.#binding.markSession(String(session), String(label)))
+  }
+
+  #confirm(token: string, ctx: CallContext | undefined, ask: Ask | undefined): Verdict | Promise<Verdict> {
+    const c = bareContextText(ctx)
+    const run = (engine: string | undefined): { tool: string; verdict: Verdict; facts: Facts } => {
+      const wire = this.#call(() => this.#native.confirm(this.#handle, String(token), c, engine))
+      const nl = wire.indexOf('\n')
+      const tool = JSON.parse(wire.slice(0, nl)) as string
+      const facts: Facts = {}
+      return { tool, verdict: this.#fromWire(tool, wire.slice(nl + 1), '', facts), facts }
+    }
+    if (ask === undefined) return run(undefined).verdict
+    const first = run('')
+    if (first.facts.engine === undefined) return first.verdict
+    const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, ctx ?? {}))
+    return isPromise(answer) ? answer.then((a) => run(a).verdict) : run(answer).verdict
+  }
+
+  /** Two-step check for a gate with engines: built-ins, then the engines, then the rest. */
+  #staged(tool: string, text: string, c: string, ctx: CallContext | undefined, ask: Ask): Verdict | Promise<Verdict> {
+    const facts: Facts = {}
+    const first = this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, '')), text, facts)
+    if (facts.engine === undefined) return first
+    const finish = (a: EngineAnswer): Verdict => this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, a)), text)
+    const answer = ask(engineRequest(String(tool), first.arguments ?? {}, facts, ctx ?? {}))
+    return isPromise(answer) ? answer.then(finish) : finish(answer)
+  }
+
+  /** Runs a binding call that may throw for a context the host got wrong. */
+  #call<T>(f: () => T): T {
+    try {
+      return f()
+    } catch (err) {
+      throw toToolGateError(err, 'E_CONFIG')
+    }
   }
 
   /**
@@ -117,19 +236,45 @@ export class ToolGate {
    * tell, throws `E_DIALECT`.
    */
   guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
+    const engines = this.#engines
+    const ask = engines && ((r: EngineRequest) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'guard'))
+    return this.#guard(payload, opts, ask) as TurnReport<D extends Dialect ? D : Dialect>
+  }
+
+  /** {@link ToolGate.guard} awaiting asynchronous engines (each call's engines in payload order). */
+  async guardAsync<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): Promise<TurnReport<D extends Dialect ? D : Dialect>> {
+    const engines = this.#engines
+    const ask = engines && ((r: EngineRequest) => askEngines(engines, r, this.#engineTimeoutMs))
+    return this.#guard(payload, opts, ask) as Promise<TurnReport<D extends Dialect ? D : Dialect>>
+  }
+
+  #guard(payload: string | object, opts: GuardOptions, ask: Ask | undefined): TurnReport | Promise<TurnReport> {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'guard: `dialect` is required (a Dialect name or "auto")')
     }
     const text = payloadText(payload, `${dialect} payload`)
-    const options = opts.protocolVersion === undefined ? '' : JSON.stringify({ protocolVersion: opts.protocolVersion })
-    let wire: string
-    try {
-      wire = this.#native.guard(this.#handle, dialect, text, options)
-    } catch (err) {
-      throw toToolGateError(err, 'E_PAYLOAD')
+    const c = contextText(opts)
+    const run = (engines: string | EngineAnswer[] | undefined): string => {
+      const o: Record<string, unknown> = {}
+      if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
+      if (engines !== undefined) o.engines = engines
+      let options = JSON.stringify(o)
+      if (c !== '') options = options === '{}' ? `{"context":${c}}` : `${options.slice(0, -1)},"context":${c}}`
+      try {
+        return this.#native.guard(this.#handle, dialect, text, options === '{}' ? '' : options)
+      } catch (err) {
+        throw toToolGateError(err, 'E_PAYLOAD')
+      }
     }
-    return readTurnWire(wire, payload, text) as TurnReport<D extends Dialect ? D : Dialect>
+    if (ask === undefined) return readTurnWire(run(undefined), payload, text)
+    const first = run('ask')
+    const questions = engineQuestions(first)
+    if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
+    const context = JSON.parse(c === '' ? '{}' : c) as CallContext
+    const answers = questions.map((q) => (q === undefined ? 'delegate' : ask(engineRequest(q.tool, q.arguments, q, context))))
+    const finish = (a: EngineAnswer[]): TurnReport => readTurnWire(run(a), payload, text)
+    return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
   }
 
   /**
@@ -144,8 +289,9 @@ export class ToolGate {
       throw new ToolGateError('E_DIALECT', 'filterTools: `dialect` is required')
     }
     const n = this.#native
+    const c = contextText(opts)
     try {
-      return filterToolList(tools, dialect, (names) => n.visibleTools(this.#handle, names), (d, t) => n.filterTools(this.#handle, d, t))
+      return filterToolList(tools, dialect, (names) => n.visibleTools(this.#handle, names, c), (d, t) => n.filterTools(this.#handle, d, t, c))
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }
@@ -164,27 +310,52 @@ export class ToolGate {
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'stream: `dialect` is required')
     }
-    return new ToolCallStream<D>(this.#native, this.#handle, dialect)
+    if (this.#engines !== undefined) {
+      throw new ToolGateError('E_ASYNC', 'stream: this gate has plugged engines, which a stream cannot wait for; guard the assembled turn with guardAsync instead')
+    }
+    return new ToolCallStream<D>(this.#native, this.#handle, dialect, contextText(opts))
   }
 
-  #fromWire(tool: string, wire: string, text: string): Verdict {
+  /** Reads the `check` wire (see crates/toolgate-node/src/lib.rs); `out` receives the policy facts' engine question. */
+  #fromWire(tool: string, wire: string, text: string, out?: Facts): Verdict {
     if (wire === '') {
       return { outcome: 'passed', allowed: true, tool, arguments: JSON.parse(text), argumentsJson: text, flags: [] }
     }
-    // `ARGS\nOUTCOME\nFLAGS` when allowed, `\nOUTCOME\nREASON\nMESSAGE` when refused
-    // (see crates/toolgate-node/src/lib.rs)
+    if (wire.charCodeAt(0) === 61 /* '=' */) {
+      const v: Verdict = { outcome: 'passed', allowed: true, tool, arguments: JSON.parse(text), argumentsJson: text, flags: [] }
+      return withFacts(v, wire.slice(1), out)
+    }
+    // `ARGS\nOUTCOME\nFLAGS[\nFACTS]` when allowed, `\nOUTCOME\nREASON\nFACTS\nMESSAGE` when refused
     const a = wire.indexOf('\n')
     const b = wire.indexOf('\n', a + 1)
     const outcome = wire.slice(a + 1, b) as Outcome
     if (a > 0) {
       const argumentsJson = wire.slice(0, a)
-      const flagsJson = wire.slice(b + 1)
+      const c = wire.indexOf('\n', b + 1)
+      const flagsJson = c < 0 ? wire.slice(b + 1) : wire.slice(b + 1, c)
       const flags: Flag[] = flagsJson === '[]' ? [] : JSON.parse(flagsJson)
-      return { outcome, allowed: true, tool, arguments: JSON.parse(argumentsJson), argumentsJson, flags }
+      const v: Verdict = { outcome, allowed: true, tool, arguments: JSON.parse(argumentsJson), argumentsJson, flags }
+      return c < 0 ? v : withFacts(v, wire.slice(c + 1), out)
     }
     const c = wire.indexOf('\n', b + 1)
-    return { outcome, allowed: false, tool, flags: [], reason: wire.slice(b + 1, c) as Reason, message: wire.slice(c + 1) }
+    const d = wire.indexOf('\n', c + 1)
+    const v: Verdict = { outcome, allowed: false, tool, flags: [], reason: wire.slice(b + 1, c) as Reason, message: wire.slice(d + 1) }
+    return d === c + 1 ? v : withFacts(v, wire.slice(c + 1, d), out)
   }
+}
+
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function'
+}
+
+/** Adds the wire's policy facts to a verdict (never the engine question, which is internal). */
+function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {
+  const f = JSON.parse(json) as Facts
+  if (f.action !== undefined) v.action = f.action
+  if (f.resource !== undefined) v.resource = f.resource
+  if (f.confirmation !== undefined) v.confirmation = f.confirmation
+  if (out !== undefined) Object.assign(out, f)
+  return v
 }
 
 /** Identity helper that types a config object (editor completion, checked keys). */

@@ -5,6 +5,8 @@ import type {
   BindingGate as BindingGateClass,
   BindingStream as BindingStreamClass,
   check as checkFn,
+  checkAs as checkAsFn,
+  confirm as confirmFn,
   filterTools as filterToolsFn,
   guard as guardFn,
   visibleTools as visibleToolsFn,
@@ -15,6 +17,8 @@ type BindingModule = {
   BindingGate: typeof BindingGateClass
   BindingStream: typeof BindingStreamClass
   check: typeof checkFn
+  checkAs: typeof checkAsFn
+  confirm: typeof confirmFn
   guard: typeof guardFn
   filterTools: typeof filterToolsFn
   visibleTools: typeof visibleToolsFn

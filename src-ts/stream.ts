@@ -29,7 +29,7 @@ export class ToolCallStream<D extends Dialect = Dialect> {
   #failed: ToolGateError | undefined
 
   /** @internal Use `gate.stream(...)`. */
-  constructor(mod: ReturnType<typeof native>, handle: number, dialect: D) {
+  constructor(mod: ReturnType<typeof native>, handle: number, dialect: D, context = '') {
     this.dialect = dialect
     // an addon built before streams existed has no BindingStream
     const Binding = mod.BindingStream as typeof BindingStreamClass | undefined
@@ -37,7 +37,7 @@ export class ToolCallStream<D extends Dialect = Dialect> {
       throw new ToolGateError('E_CONFIG', 'toolgate: this native binary has no stream support; rebuild it (npm run build:native)')
     }
     try {
-      this.#binding = new Binding(handle, dialect)
+      this.#binding = new Binding(handle, dialect, context)
     } catch (err) {
       throw toToolGateError(err, 'E_DIALECT')
     }

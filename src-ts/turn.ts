@@ -11,6 +11,11 @@ interface WireCall {
   flags: Flag[]
   message?: string
   reason?: Reason
+  action?: string
+  resource?: string
+  confirmation?: TurnCall['confirmation']
+  /** Stage one of a gate with engines: the rules' answer the engines are asked about. */
+  engine?: string
 }
 
 /** A repair to write into the caller's payload: `calls[call]`'s arguments at `path` (as JSON text when `asText`). */
@@ -60,11 +65,35 @@ export function payloadText(payload: unknown, what: string): string {
 }
 
 function readCall(c: WireCall): TurnCall {
+  let v: TurnCall
   if (c.argumentsJson !== undefined) {
     const args = JSON.parse(c.argumentsJson) as Record<string, unknown>
-    return { callId: c.callId, outcome: c.outcome, allowed: true, tool: c.tool, arguments: args, argumentsJson: c.argumentsJson, flags: c.flags }
+    v = { callId: c.callId, outcome: c.outcome, allowed: true, tool: c.tool, arguments: args, argumentsJson: c.argumentsJson, flags: c.flags }
+  } else {
+    v = { callId: c.callId, outcome: c.outcome, allowed: false, tool: c.tool, flags: c.flags, reason: c.reason, message: c.message }
   }
-  return { callId: c.callId, outcome: c.outcome, allowed: false, tool: c.tool, flags: c.flags, reason: c.reason, message: c.message }
+  if (c.action !== undefined) v.action = c.action
+  if (c.resource !== undefined) v.resource = c.resource
+  if (c.confirmation !== undefined) v.confirmation = c.confirmation
+  return v
+}
+
+/** A call of a stage-one report that the plugged engines must be asked about. */
+export interface EngineQuestion {
+  tool: string
+  arguments: Record<string, unknown>
+  action?: string
+  resource?: string
+  engine: string
+}
+
+/** The engine questions of a stage-one report wire, by call index (`undefined`: not asked). */
+export function engineQuestions(wire: string): (EngineQuestion | undefined)[] {
+  return (JSON.parse(wire) as WireReport).calls.map((c) =>
+    c.engine === undefined
+      ? undefined
+      : { tool: c.tool, arguments: JSON.parse(c.argumentsJson ?? '{}') as Record<string, unknown>, action: c.action, resource: c.resource, engine: c.engine },
+  )
 }
 
 /** Reads a JSON array of calls in the per-call wire (`calls_to_wire` in turn.rs), e.g. a stream's `push` answer. */

@@ -108,6 +108,97 @@ export interface ToolConfig {
   inputSchema?: Record<string, unknown> | boolean
   /** Strict mode: validate only, never repair (not even defaults). */
   destructive?: boolean
+  /** Needs confirmation (`outcome: 'confirm'`, then `gate.confirm(token)`) unless a matching allow rule sets `confirm: false`. */
+  writes?: boolean
+  /** The policy action (default: the tool name). */
+  action?: string
+  /**
+   * A resource template over the arguments: `{x}` one segment (no `/`, `\`, `..`, NUL or control
+   * characters), `{x*}` a relative path (normalized, never above its start), `{a.b}` nested,
+   * `{subject}` the caller. A placeholder that cannot be filled denies the call (`unresolved_resource`).
+   */
+  resource?: string
+  /** Per-argument policy: `glob` the value must match (`arg_glob`); `pin` sets it from the caller (`'subject'` or `'identity.<fact>'`). */
+  args?: Record<string, { glob?: string; pin?: 'subject' | `identity.${string}` }>
+  /** `'operator'`: never callable from the visitor surface (`surface`). Default `'visitor'`. */
+  surface?: 'visitor' | 'operator'
+  /** Loop guard for this tool (overrides the gate's). */
+  loop?: LoopConfig
+  /** The label an allowed call raises the session's taint to (one of `labels`). */
+  output?: { label: string }
+  /** Refused (`taint`) in a session tainted above `maxLabel`. */
+  sink?: { maxLabel: string }
+}
+
+/** Loop guard thresholds: the call past `maxIdentical` identical allowed calls within `windowSeconds` is refused (`loop`). */
+export interface LoopConfig {
+  maxIdentical: number
+  windowSeconds: number
+}
+
+/** A persona: the first whose `when` holds names the caller's persona. */
+export interface PersonaConfig {
+  name: string
+  /** A condition over the caller only (docs/conditions.md). */
+  when: string
+}
+
+/** One policy rule: every present selector must match (absent matches anything). Any matching deny wins; else some allow must match. */
+export interface PolicyRule {
+  /** A name for records (default `rules[i]`). */
+  id?: string
+  description?: string
+  effect: 'allow' | 'deny'
+  /** The caller holds one of these roles. */
+  roles?: string[]
+  /** The caller's persona is one of these. */
+  personas?: string[]
+  /** The caller's subject matches one of these globs. */
+  subjects?: string[]
+  /** The tool name matches one of these globs (each must match some declared tool). */
+  tools?: string[]
+  /** The tool's action matches one of these globs. */
+  actions?: string[]
+  /** The resolved resource matches one of these globs; `{subject}` is the caller. */
+  resources?: string[]
+  /** A condition (docs/conditions.md). */
+  when?: string
+  /** Allow rules: `false` waives confirmation for `writes` tools; `true` asks for it on any tool. */
+  confirm?: boolean
+}
+
+/** The `policy` block: present means deny by default. */
+export interface PolicyConfig {
+  personas?: PersonaConfig[]
+  rules?: PolicyRule[]
+}
+
+/** What a plugged engine answers. */
+export type EngineAnswer = 'allow' | 'deny' | 'delegate'
+
+/** What a plugged engine is asked, for a call the built-in pipeline did not refuse. */
+export interface EngineRequest {
+  tool: string
+  action: string
+  /** The resolved resource, when the tool declares one. */
+  resource?: string
+  /** The exact (repaired, pinned) arguments. */
+  arguments: Record<string, unknown>
+  /** The caller, as the host gave it. */
+  context: CallContext
+  /** What the built-in rules concluded: `'allow'`, or `'no_rule'` (an engine may still allow). */
+  rules: 'allow' | 'no_rule'
+}
+
+/** A plugged policy engine (for example Cedar). Throwing, or answering late, denies. */
+export type PolicyEngine = (request: EngineRequest) => EngineAnswer | Promise<EngineAnswer>
+
+/** Options of `new ToolGate(config, options)`. */
+export interface ToolGateOptions {
+  /** Asked in order after the built-in rules; the first allow/deny decides. A built-in deny is final. */
+  engines?: PolicyEngine[]
+  /** How long one engine may take before it counts as a deny (default 50 ms). */
+  engineTimeoutMs?: number
 }
 
 /** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
@@ -125,6 +216,16 @@ export interface ToolGateConfig {
   }
   /** Let `__proto__` / `constructor.prototype` keys through as plain data (default false). */
   allowProtoKeys?: boolean
+  /** The taint lattice, lowest first. */
+  labels?: string[]
+  /** Rules and personas; absent: schema gate only (every declared tool allowed). */
+  policy?: PolicyConfig
+  /** The gate-wide loop guard (absent: none unless a tool sets its own). */
+  loop?: LoopConfig
+  /** Confirm-before-write: how long a token stays valid (default 300 s). */
+  confirm?: { ttlSeconds?: number }
+  /** In-memory state bounds: sessions kept (LRU, default 100000); a forgotten session counts as tainted at the top label. */
+  state?: { maxSessions?: number }
 }
 
 /** Options of {@link ToolGate.guard}: the dialect to read (or `'auto'`), and who is calling. */

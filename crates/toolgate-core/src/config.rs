@@ -1,8 +1,8 @@
 //! The config a gate is built from (SPEC.md "Config"). Unknown keys are errors.
 //!
-//! Keys of the contract that this version does not enforce yet (policy, confirmation, loop,
-//! taint, receipts, audit …) are refused with `E_CONFIG` rather than silently ignored: a gate
-//! must never look stricter than it is.
+//! Keys of the contract that this version does not enforce yet (`mode`, `receipts`, `audit`)
+//! are refused with `E_CONFIG` rather than silently ignored: a gate must never look stricter
+//! than it is.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,6 +26,179 @@ pub struct Config {
     /// Let `__proto__` / `constructor.prototype` keys through as plain data.
     #[serde(default)]
     pub allow_proto_keys: bool,
+    /// The taint lattice, lowest first (tool `output.label` / `sink.maxLabel` name these).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Rules and personas; absent means "schema gate only": every declared tool is allowed.
+    #[serde(default)]
+    pub policy: Option<PolicyConfig>,
+    /// The gate-wide loop guard; absent means no loop guard unless a tool sets its own.
+    #[serde(default, rename = "loop")]
+    pub loop_guard: Option<LoopConfig>,
+    /// Confirm-before-write settings.
+    #[serde(default)]
+    pub confirm: ConfirmConfig,
+    /// Bounds of the in-memory state (loop counters, taint, confirmation tokens).
+    #[serde(default)]
+    pub state: StateConfig,
+}
+
+/// `policy`: personas and rules. Present means deny by default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PolicyConfig {
+    /// Named caller classes; the first whose `when` holds is the caller's persona.
+    #[serde(default)]
+    pub personas: Vec<PersonaConfig>,
+    /// Allow and deny rules; any matching deny wins, else some matching allow is needed.
+    #[serde(default)]
+    pub rules: Vec<RuleConfig>,
+}
+
+/// One persona.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PersonaConfig {
+    /// The name rules target in `personas`.
+    pub name: String,
+    /// A condition over the caller only (roles, identity, purpose, context, subject, now).
+    pub when: String,
+}
+
+/// Whether a rule allows or denies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Lets a matching call through (unless a deny also matches).
+    Allow,
+    /// Refuses a matching call; final.
+    Deny,
+}
+
+/// One policy rule. Every present selector must match; an absent selector matches anything.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RuleConfig {
+    /// A name for messages and audit records (default `rules[i]`).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Informational.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// allow or deny.
+    pub effect: Effect,
+    /// The caller holds at least one of these roles.
+    #[serde(default)]
+    pub roles: Option<Vec<String>>,
+    /// The caller's persona is one of these.
+    #[serde(default)]
+    pub personas: Option<Vec<String>>,
+    /// The caller's subject matches one of these globs.
+    #[serde(default)]
+    pub subjects: Option<Vec<String>>,
+    /// The tool name matches one of these globs.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// The tool's action matches one of these globs.
+    #[serde(default)]
+    pub actions: Option<Vec<String>>,
+    /// The resolved resource matches one of these globs (`{subject}` is the caller).
+    #[serde(default)]
+    pub resources: Option<Vec<String>>,
+    /// A condition (docs/conditions.md) that must hold too.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// On an allow rule: `false` lets `writes` tools run without confirmation, `true` asks for
+    /// confirmation even for tools that do not write.
+    #[serde(default)]
+    pub confirm: Option<bool>,
+}
+
+/// Loop guard thresholds.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LoopConfig {
+    /// Identical allowed calls tolerated within the window; the next one is refused.
+    pub max_identical: u32,
+    /// The window, in seconds.
+    pub window_seconds: u64,
+}
+
+/// `confirm`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfirmConfig {
+    /// How long a confirmation token stays valid (default 300 s).
+    #[serde(default = "default_ttl")]
+    pub ttl_seconds: u64,
+}
+
+impl Default for ConfirmConfig {
+    fn default() -> Self {
+        ConfirmConfig { ttl_seconds: default_ttl() }
+    }
+}
+
+fn default_ttl() -> u64 {
+    300
+}
+
+/// `state`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StateConfig {
+    /// Sessions kept in memory (LRU); an evicted session counts as tainted at the top label.
+    #[serde(default = "default_sessions")]
+    pub max_sessions: usize,
+}
+
+impl Default for StateConfig {
+    fn default() -> Self {
+        StateConfig { max_sessions: default_sessions() }
+    }
+}
+
+fn default_sessions() -> usize {
+    100_000
+}
+
+/// Where a tool may be called from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Surface {
+    /// Any caller (default).
+    #[default]
+    Visitor,
+    /// Only callers whose context says `surface: "operator"`.
+    Operator,
+}
+
+/// `args.<name>` of a tool: constraints the policy puts on one argument.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ArgConfig {
+    /// The argument (a string or number), when present, must match this glob.
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// `"subject"` or `"identity.<fact>"`: the gate sets the argument from the caller.
+    #[serde(default)]
+    pub pin: Option<String>,
+}
+
+/// `output` of a tool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OutputConfig {
+    /// The label an allowed call raises the session's taint to.
+    pub label: String,
+}
+
+/// `sink` of a tool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SinkConfig {
+    /// The highest taint this tool may run under.
+    pub max_label: String,
 }
 
 /// One declared tool.
@@ -49,6 +222,30 @@ pub struct ToolConfig {
     /// Strict mode: validate only, never repair.
     #[serde(default)]
     pub destructive: bool,
+    /// Needs confirmation (`gate.confirm`) unless a matching allow rule sets `confirm: false`.
+    #[serde(default)]
+    pub writes: bool,
+    /// The policy action (default: the tool name).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// A resource template over the arguments (`file:{path*}`).
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Per-argument globs and pins.
+    #[serde(default)]
+    pub args: Option<std::collections::BTreeMap<String, ArgConfig>>,
+    /// `operator`: never callable from the visitor surface.
+    #[serde(default)]
+    pub surface: Surface,
+    /// Loop guard thresholds for this tool (override the gate's).
+    #[serde(default, rename = "loop")]
+    pub loop_guard: Option<LoopConfig>,
+    /// What an allowed call taints the session with.
+    #[serde(default)]
+    pub output: Option<OutputConfig>,
+    /// The taint this tool may run under.
+    #[serde(default)]
+    pub sink: Option<SinkConfig>,
 }
 
 /// Bounds on arguments, applied before anything else reads them.
@@ -135,6 +332,23 @@ impl Config {
         if l.max_payload_bytes == 0 {
             return Err(GateError::Config("config at `limits.maxPayloadBytes`: must be at least 1".into()));
         }
+        if self.labels.len() > 254 {
+            return Err(GateError::Config(format!("config at `labels`: at most 254 labels, got {}", self.labels.len())));
+        }
+        for (i, l) in self.labels.iter().enumerate() {
+            if l.is_empty() || self.labels[..i].contains(l) {
+                return Err(GateError::Config(format!("config at `labels[{i}]`: labels must be non-empty and unique")));
+            }
+        }
+        if let Some(l) = &self.loop_guard {
+            crate::policy::tool::check_loop(l).map_err(|m| GateError::Config(format!("config at `loop`: {m}")))?;
+        }
+        if self.confirm.ttl_seconds == 0 || self.confirm.ttl_seconds > 86_400 {
+            return Err(GateError::Config(format!("config at `confirm.ttlSeconds`: must be between 1 and 86400, got {}", self.confirm.ttl_seconds)));
+        }
+        if self.state.max_sessions == 0 || self.state.max_sessions > 10_000_000 {
+            return Err(GateError::Config(format!("config at `state.maxSessions`: must be between 1 and 10000000, got {}", self.state.max_sessions)));
+        }
         let mut seen = std::collections::HashSet::new();
         for (i, t) in self.tools.iter().enumerate() {
             if t.name.is_empty() {
@@ -165,8 +379,10 @@ mod tests {
 
     #[test]
     fn unimplemented_contract_keys_fail_closed() {
-        let e = Config::from_json(r#"{"tools":[],"policy":{"rules":[]}}"#).unwrap_err();
-        assert!(e.to_string().contains("policy"), "{e}");
+        let e = Config::from_json(r#"{"tools":[],"audit":{"jsonl":"a.jsonl"}}"#).unwrap_err();
+        assert!(e.to_string().contains("audit"), "{e}");
+        let e = Config::from_json(r#"{"tools":[{"name":"a","writs":true}]}"#).unwrap_err();
+        assert!(e.to_string().contains("writs"), "{e}");
     }
 
     #[test]

@@ -1,11 +1,20 @@
 //! The gate: compiled once from a config, then answers `check` for every call.
 
+use std::sync::Arc;
+
 use ahash::AHashMap;
 
 use serde_json::{Map, Value};
 
-use crate::config::Config;
+use crate::authorize::{Stage, Who};
+use crate::config::{Config, LoopConfig};
+use crate::context::CallContext;
 use crate::error::GateError;
+use crate::policy::tool::ToolPolicy;
+use crate::policy::Policy;
+use crate::state::memory::MemoryStore;
+use crate::state::{Level, StateStore};
+use crate::time::Clock;
 use crate::json::parse::{parse_str_info, Limits, ParseError};
 use crate::json::depth_of;
 use crate::schema::coerce::Repair;
@@ -14,26 +23,40 @@ use crate::schema::message::{invalid_message, problems_of, Problem};
 use crate::schema::CompiledSchema;
 use crate::suggest::unknown_tool_message;
 use crate::json::pointer::to_display;
-use crate::verdict::{Outcome, Reason, Verdict};
+use crate::verdict::{Reason, Verdict};
 
 /// A declared tool, compiled.
 #[derive(Debug, Clone)]
-struct Tool {
-    name: String,
+pub(crate) struct Tool {
+    pub(crate) name: String,
     lower: String,
     destructive: bool,
     schema: CompiledSchema,
+    /// Its policy declarations.
+    pub(crate) decl: ToolPolicy,
+    /// The policy rules that can apply to it (by tool name and action).
+    pub(crate) candidates: Vec<u32>,
 }
 
-/// A compiled gate. Immutable after construction; `check` takes `&self` and is safe to call
-/// from many threads.
+/// A compiled gate. Its config is immutable after construction; `check` takes `&self` and is
+/// safe to call from many threads. Loop counters, taint and confirmation tokens live in its
+/// [`StateStore`] (in memory, per process, bounded by `state.maxSessions`), shared by clones.
 #[derive(Debug, Clone)]
 pub struct Gate {
     tools: Vec<Tool>,
     by_name: AHashMap<String, usize>,
     limits: Limits,
     max_payload_bytes: usize,
+    policy: Option<Policy>,
+    labels: Vec<String>,
+    loop_guard: Option<LoopConfig>,
+    confirm_ttl_ms: u64,
+    store: Arc<dyn StateStore>,
+    clock: Clock,
 }
+
+/// The context of a call made with no context at all.
+static NO_CONTEXT: CallContext = CallContext::EMPTY;
 
 fn open_object_schema() -> Value {
     serde_json::json!({ "type": "object" })
@@ -51,13 +74,92 @@ impl Gate {
         let max_payload_bytes = config.limits.max_payload_bytes;
         let mut tools = Vec::with_capacity(config.tools.len());
         let mut by_name = AHashMap::with_capacity(config.tools.len());
-        for t in config.tools {
-            let schema_value = t.input_schema.unwrap_or_else(open_object_schema);
+        for (i, t) in config.tools.iter().enumerate() {
+            let decl = ToolPolicy::compile(t, i, &config.labels)?;
+            let schema_value = t.input_schema.clone().unwrap_or_else(open_object_schema);
             let schema = CompiledSchema::compile(&t.name, &schema_value)?;
             by_name.insert(t.name.clone(), tools.len());
-            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name, destructive: t.destructive, schema });
+            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, schema, decl, candidates: Vec::new() });
         }
-        Ok(Gate { tools, by_name, limits, max_payload_bytes })
+        let policy = match &config.policy {
+            None => None,
+            Some(p) => {
+                let names: Vec<(String, String)> = tools.iter().map(|t| (t.name.clone(), t.decl.action.clone())).collect();
+                let policy = Policy::compile(p, &names)?;
+                for t in &mut tools {
+                    t.candidates = policy.candidates(&t.name, &t.decl.action);
+                }
+                Some(policy)
+            }
+        };
+        Ok(Gate {
+            tools,
+            by_name,
+            limits,
+            max_payload_bytes,
+            policy,
+            labels: config.labels,
+            loop_guard: config.loop_guard,
+            confirm_ttl_ms: config.confirm.ttl_seconds.saturating_mul(1000),
+            store: Arc::new(MemoryStore::new(config.state.max_sessions)),
+            clock: Clock::system(),
+        })
+    }
+
+    /// The same gate reading another clock (tests of expiry and windows).
+    pub fn with_clock(mut self, clock: Clock) -> Gate {
+        self.clock = clock;
+        self
+    }
+
+    /// The same gate keeping its state in `store` instead of the in-memory default.
+    pub fn with_store(mut self, store: Arc<dyn StateStore>) -> Gate {
+        self.store = store;
+        self
+    }
+
+    pub(crate) fn policy(&self) -> Option<&Policy> {
+        self.policy.as_ref()
+    }
+
+    pub(crate) fn store(&self) -> &dyn StateStore {
+        &*self.store
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    pub(crate) fn loop_guard(&self) -> Option<LoopConfig> {
+        self.loop_guard
+    }
+
+    pub(crate) fn confirm_ttl_ms(&self) -> u64 {
+        self.confirm_ttl_ms
+    }
+
+    pub(crate) fn label(&self, level: Level) -> &str {
+        self.labels.get(level as usize).map_or("?", String::as_str)
+    }
+
+    pub(crate) fn tool_named(&self, name: &str) -> Option<&Tool> {
+        self.tool(name)
+    }
+
+    /// Raises a session's taint to `label` by hand (`gate.markSession`). An unknown label is
+    /// `E_CONFIG` naming the declared ones.
+    pub fn mark_session(&self, session: &str, label: &str) -> Result<(), GateError> {
+        let level = self.labels.iter().position(|l| l == label).ok_or_else(|| {
+            GateError::Config(format!("markSession: unknown label `{label}`; `labels` declares [{}]", self.labels.join(", ")))
+        })?;
+        self.store.raise_taint(session, level as Level);
+        Ok(())
+    }
+
+    /// Whether this gate has anything beyond the schema gate for its calls to pass (rules,
+    /// resources, pins, globs, surfaces, loop, taint or confirmation).
+    pub fn has_policy(&self) -> bool {
+        self.policy.is_some()
     }
 
     /// Declared tool names, in config order.
@@ -65,46 +167,95 @@ impl Gate {
         self.tools.iter().map(|t| t.name.as_str())
     }
 
-    /// The refusal for an undeclared tool, naming the closest declared names.
-    pub fn unknown(&self, tool: &str) -> Verdict {
-        let visible = self.tools.iter().map(|t| (t.name.as_str(), t.lower.as_str()));
+    /// The refusal for an undeclared tool, naming the closest names among the tools this
+    /// caller may see.
+    pub fn unknown(&self, tool: &str, who: &Who<'_>) -> Verdict {
+        let visible = self.tools.iter().filter(|t| self.visible_to(t, who.ctx, who.persona, who.now_ms)).map(|t| (t.name.as_str(), t.lower.as_str()));
         Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, visible))
     }
 
-    /// Decides one call: `args` is the raw JSON text the model sent (empty means `{}`).
+    /// A caller with no context at all, deciding with the whole pipeline.
+    pub fn anonymous(&self) -> Who<'static> {
+        self.who(&NO_CONTEXT, Stage::Full)
+    }
+
+    /// Decides one call for a caller with no context: see [`Gate::check_as`].
     pub fn check(&self, tool: &str, args: &str) -> Verdict {
+        self.check_as(tool, args, &self.anonymous())
+    }
+
+    /// Decides one call: `args` is the raw JSON text the model sent (empty means `{}`); `who`
+    /// is the caller. The whole pipeline of SPEC.md, in order.
+    pub fn check_as(&self, tool: &str, args: &str, who: &Who<'_>) -> Verdict {
         let Some(t) = self.tool(tool) else {
-            return self.unknown(tool);
+            return self.unknown(tool, who);
         };
-        if args.trim().is_empty() {
-            return self.judge(t, Value::Object(Map::new()), true, Vec::new(), false);
+        if t.decl.operator && !who.ctx.is_operator() {
+            return self.surface_refusal(t);
         }
-        match parse_str_info(args, &self.limits) {
-            Ok((value, info)) => self.check_root(t, value, info.big_integer),
-            Err(e) => self.refuse_parse(t, &e),
-        }
+        let v = if args.trim().is_empty() {
+            self.judge(t, Value::Object(Map::new()), true, Vec::new(), false, who)
+        } else {
+            match parse_str_info(args, &self.limits) {
+                Ok((value, info)) => self.check_root(t, value, info.big_integer, who),
+                Err(e) => self.refuse_parse(t, &e),
+            }
+        };
+        self.then_authorize(t, v, who)
     }
 
     /// Decides one call whose arguments arrived already parsed (an object in a payload, such as
     /// Anthropic `input`). `big_integer`: some number in them may lie beyond the i64 range.
-    /// The same rules as [`Gate::check`] apply, depth included; size is the caller's to bound.
-    pub fn check_value(&self, tool: &str, args: Value, big_integer: bool) -> Verdict {
+    /// The same rules as [`Gate::check_as`] apply, depth included; size is the caller's to bound.
+    pub fn check_value(&self, tool: &str, args: Value, big_integer: bool, who: &Who<'_>) -> Verdict {
         let Some(t) = self.tool(tool) else {
-            return self.unknown(tool);
+            return self.unknown(tool, who);
         };
+        if t.decl.operator && !who.ctx.is_operator() {
+            return self.surface_refusal(t);
+        }
         if depth_of(&args) > self.limits.max_depth {
             return self.refuse_parse(t, &ParseError::TooDeep { limit: self.limits.max_depth });
         }
-        self.check_root(t, args, big_integer)
+        let v = self.check_root(t, args, big_integer, who);
+        self.then_authorize(t, v, who)
     }
 
-    /// Refuses a known tool's call whose arguments failed to parse; unknown tools are refused
-    /// as unknown first (pipeline order).
-    pub fn refuse_arguments(&self, tool: &str, e: &ParseError) -> Verdict {
-        match self.tool(tool) {
-            Some(t) => self.refuse_parse(t, e),
-            None => self.unknown(tool),
+    fn then_authorize(&self, t: &Tool, v: Verdict, who: &Who<'_>) -> Verdict {
+        if v.allowed() {
+            self.authorize(t, v, who)
+        } else {
+            v
         }
+    }
+
+    /// Refuses a call whose arguments failed to parse, in pipeline order: unknown tool, then
+    /// surface, then `bad_arguments`.
+    pub fn refuse_arguments(&self, tool: &str, e: &ParseError, who: &Who<'_>) -> Verdict {
+        match self.tool(tool) {
+            Some(t) if t.decl.operator && !who.ctx.is_operator() => self.surface_refusal(t),
+            Some(t) => self.refuse_parse(t, e),
+            None => self.unknown(tool, who),
+        }
+    }
+
+    /// Whether `t` could be called by this caller with some arguments: the surface allows it
+    /// and, under a policy, some rule could allow it (see [`Policy::could_allow`]).
+    fn visible_to(&self, t: &Tool, ctx: &CallContext, persona: Option<usize>, now_ms: u64) -> bool {
+        if t.decl.operator && !ctx.is_operator() {
+            return false;
+        }
+        let Some(p) = &self.policy else { return true };
+        let mut scope = crate::policy::caller_scope(ctx, now_ms);
+        scope.tool = Some(&t.name);
+        scope.action = Some(&t.decl.action);
+        scope.listing = true;
+        p.could_allow(&t.candidates, &scope, persona, t.decl.resource.is_some())
+    }
+
+    /// Whether the tool named `name` is declared and could be called by this caller.
+    pub fn visible_name(&self, name: &str, who: &Who<'_>) -> bool {
+        self.tool(name).is_some_and(|t| self.visible_to(t, who.ctx, who.persona, who.now_ms))
     }
 
     /// The limits every parse of this gate's input runs under.
@@ -135,15 +286,15 @@ impl Gate {
 
     /// Brings the root to an object (`null`/`""` → `{}`, a string holding a JSON object → that
     /// object, flagged), then judges it.
-    fn check_root(&self, t: &Tool, value: Value, big_integer: bool) -> Verdict {
+    fn check_root(&self, t: &Tool, value: Value, big_integer: bool, who: &Who<'_>) -> Verdict {
         match value {
-            Value::Object(_) => self.judge(t, value, false, Vec::new(), big_integer),
-            Value::Null => self.judge(t, Value::Object(Map::new()), true, Vec::new(), false),
-            Value::String(s) if s.trim().is_empty() => self.judge(t, Value::Object(Map::new()), true, Vec::new(), false),
+            Value::Object(_) => self.judge(t, value, false, Vec::new(), big_integer, who),
+            Value::Null => self.judge(t, Value::Object(Map::new()), true, Vec::new(), false, who),
+            Value::String(s) if s.trim().is_empty() => self.judge(t, Value::Object(Map::new()), true, Vec::new(), false, who),
             Value::String(s) if !t.destructive && s.trim_start().starts_with('{') => match parse_str_info(&s, &self.limits) {
                 Ok((inner @ Value::Object(_), info)) => {
                     let flag = Flag { code: FlagCode::UnpackedStringifiedJson, path: String::new(), from: Some(Value::String(s)), to: None };
-                    self.judge(t, inner, true, vec![flag], info.big_integer)
+                    self.judge(t, inner, true, vec![flag], info.big_integer, who)
                 }
                 Ok(_) => self.refuse_shape(t, "the arguments must be a JSON object".into()),
                 Err(e) => Verdict::rejected(
@@ -162,8 +313,16 @@ impl Gate {
         Verdict::rejected(Reason::BadArguments, format!("Invalid arguments for tool `{}`: {what}. {OBJECT_FIX}", t.name))
     }
 
-    /// Validates (and, unless strict, repairs) an object root.
-    fn judge(&self, t: &Tool, value: Value, normalized: bool, mut flags: Vec<Flag>, big_integer: bool) -> Verdict {
+    /// Sets pinned arguments (so validation sees the caller's identity, not the model's guess),
+    /// then validates (and, unless strict, repairs) an object root.
+    fn judge(&self, t: &Tool, mut value: Value, normalized: bool, mut flags: Vec<Flag>, big_integer: bool, who: &Who<'_>) -> Verdict {
+        if !t.decl.pins.is_empty() {
+            if let Value::Object(m) = &mut value {
+                if let Err(refusal) = t.decl.apply_pins(&t.name, m, who.ctx, &mut flags) {
+                    return refusal;
+                }
+            }
+        }
         // Fast path: valid as sent, nothing to inject, no integer beyond 64 bits: repair would
         // change nothing, so it is skipped.
         let valid = t.schema.validator.is_valid(&value);
@@ -175,9 +334,11 @@ impl Gate {
 
     /// Refuses arguments the host could not turn into JSON text (a cycle, a BigInt, a
     /// function), after the unknown-tool check, as `bad_arguments`.
-    pub fn check_unreadable(&self, tool: &str, detail: &str) -> Verdict {
-        if !self.declares(tool) {
-            return self.unknown(tool);
+    pub fn check_unreadable(&self, tool: &str, detail: &str, who: &Who<'_>) -> Verdict {
+        match self.tool(tool) {
+            None => return self.unknown(tool, who),
+            Some(t) if t.decl.operator && !who.ctx.is_operator() => return self.surface_refusal(t),
+            Some(_) => {}
         }
         let detail: String = detail.chars().take(200).collect();
         Verdict::rejected(
@@ -216,15 +377,7 @@ impl Gate {
 /// The verdict for arguments that may run: `passed` when nothing changed (and, unless the root
 /// was normalized, the caller's own text is runnable as is), else `repaired`.
 fn allowed(value: Value, flags: Vec<Flag>, normalized: bool) -> Verdict {
-    let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
-    Verdict {
-        outcome,
-        untouched: outcome == Outcome::Passed && !normalized,
-        arguments: Some(value),
-        flags,
-        message: None,
-        reason: None,
-    }
+    Verdict::allow(value, flags, !normalized)
 }
 
 const OBJECT_FIX: &str = "Send the arguments as one JSON object, e.g. {\"name\": \"value\"}.";

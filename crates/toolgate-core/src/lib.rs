@@ -11,22 +11,29 @@
 
 #![warn(missing_docs)]
 
+pub mod authorize;
 pub mod config;
+pub mod context;
 pub mod dialect;
 pub mod error;
 pub mod gate;
 pub mod json;
+pub mod policy;
 pub mod schema;
+pub mod state;
 pub mod stream;
 pub mod suggest;
+pub mod time;
 pub mod turn;
 pub mod verdict;
 
+pub use authorize::{EngineAnswer, Stage, Who};
 pub use config::Config;
+pub use context::CallContext;
 pub use dialect::{Dialect, TurnOptions};
 pub use error::GateError;
 pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
 pub use turn::{calls_to_wire, DialectChoice, Patch, TurnCall, TurnReport};
-pub use verdict::{Outcome, Reason, Verdict};
+pub use verdict::{Confirmation, Outcome, Reason, RulesAnswer, Verdict};

@@ -6,6 +6,7 @@ use ahash::AHashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::authorize::Who;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::gate::Gate;
@@ -85,6 +86,12 @@ impl Gate {
     /// prototype key inside one call's arguments refuses that call; anywhere else it is
     /// `E_PAYLOAD`).
     pub fn guard(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions) -> Result<TurnReport, GateError> {
+        self.guard_as(choice, payload, opts, &self.anonymous())
+    }
+
+    /// [`Gate::guard`] for a caller: calls are decided in payload order, so an allowed labelled
+    /// call taints the session before a later sink in the same turn is decided.
+    pub fn guard_as(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
         let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes())
             .map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
@@ -107,9 +114,10 @@ impl Gate {
             .calls
             .iter_mut()
             .zip(broken)
-            .map(|(call, problem)| match problem {
-                Some(p) => self.refuse_arguments(&call.tool, &p),
-                None => self.check_call(call, parsed.big_integer, check_size),
+            .enumerate()
+            .map(|(i, (call, problem))| match problem {
+                Some(p) => self.refuse_arguments(&call.tool, &p, who),
+                None => self.check_call(call, parsed.big_integer, check_size, &who.at(i)),
             })
             .collect();
         self.finish_turn(d, parsed.value, found, verdicts)
@@ -117,22 +125,22 @@ impl Gate {
 
     /// Decides one call found in a payload. Arguments given as a value are moved out of `call`
     /// (left `null`) into the decision rather than copied; the rest of the call is untouched.
-    pub fn check_call(&self, call: &mut Call, big_integer: bool, check_size: bool) -> Verdict {
+    pub fn check_call(&self, call: &mut Call, big_integer: bool, check_size: bool, who: &Who<'_>) -> Verdict {
         if let Some(what) = &call.malformed {
             return Verdict::rejected(crate::verdict::Reason::BadArguments, what.clone());
         }
         match &mut call.args {
-            Args::Text(text) => self.check(&call.tool, text),
-            Args::Missing => self.check(&call.tool, ""),
+            Args::Text(text) => self.check_as(&call.tool, text, who),
+            Args::Missing => self.check_as(&call.tool, "", who),
             Args::Value(v) => {
                 if check_size {
                     let bytes = serialized_len(v);
                     let limit = self.limits().max_bytes;
                     if bytes > limit {
-                        return self.refuse_arguments(&call.tool, &ParseError::TooLarge { bytes, limit });
+                        return self.refuse_arguments(&call.tool, &ParseError::TooLarge { bytes, limit }, who);
                     }
                 }
-                self.check_value(&call.tool, std::mem::take(v), big_integer)
+                self.check_value(&call.tool, std::mem::take(v), big_integer, who)
             }
         }
     }
@@ -307,6 +315,15 @@ struct WireCall<'a> {
     message: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<&'a crate::verdict::Confirmation>,
+    /// Stage::Ask only: the rules' answer the engines are asked about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -327,6 +344,10 @@ impl<'a> WireCall<'a> {
             flags: &c.verdict.flags,
             message: c.verdict.message.as_deref(),
             reason: c.verdict.reason.map(|r| r.as_str()),
+            action: c.verdict.action.as_deref(),
+            resource: c.verdict.resource.as_deref(),
+            confirmation: c.verdict.confirmation.as_ref(),
+            engine: c.verdict.engine_question.map(|q| q.as_str()),
         }
     }
 }
@@ -385,15 +406,21 @@ impl Gate {
     /// See the module docs: `tools` is JSON text in `d`'s request shape; the answer is the same
     /// shape, serialized.
     pub fn filter_tools(&self, d: Dialect, tools: &str) -> Result<String, GateError> {
+        self.filter_tools_as(d, tools, &self.anonymous())
+    }
+
+    /// [`Gate::filter_tools`] for a caller: a tool stays when this caller could call it with
+    /// some arguments (see `Policy::could_allow`).
+    pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
         let mut value = parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes())
             .map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?
             .value;
-        d.codec().filter_tools(&mut value, &|name| self.declares(name))?;
+        d.codec().filter_tools(&mut value, &|name| self.visible_name(name, who))?;
         Ok(serde_json::to_string(&value).unwrap_or_default())
     }
 
     /// Which of `names` this caller may see (for tool lists the host holds as live objects).
-    pub fn visible(&self, names: &[String]) -> Vec<bool> {
-        names.iter().map(|n| self.declares(n)).collect()
+    pub fn visible(&self, names: &[String], who: &Who<'_>) -> Vec<bool> {
+        names.iter().map(|n| self.visible_name(n, who)).collect()
     }
 }

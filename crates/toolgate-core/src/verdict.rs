@@ -13,8 +13,12 @@ pub enum Outcome {
     Passed,
     /// Run it with the repaired arguments.
     Repaired,
-    /// Send the message back to the model.
+    /// Send the message back to the model: the call itself was wrong.
     Rejected,
+    /// Send the message back to the model: this caller may not make this call.
+    Denied,
+    /// Ask the user: the call runs only after `gate.confirm` with the host-only token.
+    Confirm,
 }
 
 impl Outcome {
@@ -24,11 +28,13 @@ impl Outcome {
             Outcome::Passed => "passed",
             Outcome::Repaired => "repaired",
             Outcome::Rejected => "rejected",
+            Outcome::Denied => "denied",
+            Outcome::Confirm => "confirm",
         }
     }
 }
 
-/// Why a call was refused (the closed set of SPEC.md; this core version emits these).
+/// Why a call was refused (the closed set of SPEC.md, in pipeline order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
@@ -36,8 +42,32 @@ pub enum Reason {
     UnknownTool,
     /// Not JSON, not an object, hostile, or beyond a limit.
     BadArguments,
+    /// An operator tool called from the visitor surface.
+    Surface,
     /// Schema violations left after safe repair.
     Invalid,
+    /// A resource placeholder's argument missing, not a string/number, or escaping.
+    UnresolvedResource,
+    /// An argument outside its glob.
+    ArgGlob,
+    /// A pin or `{subject}` needs a subject and the context has none.
+    NoSubject,
+    /// A deny rule matched.
+    DenyRule,
+    /// No allow rule matched.
+    NoRule,
+    /// A plugged engine said no, failed or timed out.
+    Engine,
+    /// The same call repeated past its threshold.
+    Loop,
+    /// A sink called in a session tainted above its clearance.
+    Taint,
+    /// The audit sink cannot record.
+    AuditUnavailable,
+    /// A `writes` tool awaiting `gate.confirm`.
+    ConfirmRequired,
+    /// A confirmation token that is unknown, used, expired, or another caller's.
+    TokenInvalid,
 }
 
 impl Reason {
@@ -46,7 +76,29 @@ impl Reason {
         match self {
             Reason::UnknownTool => "unknown_tool",
             Reason::BadArguments => "bad_arguments",
+            Reason::Surface => "surface",
             Reason::Invalid => "invalid",
+            Reason::UnresolvedResource => "unresolved_resource",
+            Reason::ArgGlob => "arg_glob",
+            Reason::NoSubject => "no_subject",
+            Reason::DenyRule => "deny_rule",
+            Reason::NoRule => "no_rule",
+            Reason::Engine => "engine",
+            Reason::Loop => "loop",
+            Reason::Taint => "taint",
+            Reason::AuditUnavailable => "audit_unavailable",
+            Reason::ConfirmRequired => "confirm_required",
+            Reason::TokenInvalid => "token_invalid",
+        }
+    }
+
+    /// The outcome a refusal for this reason carries (`rejected`: the call was wrong;
+    /// `denied`: this caller may not; `confirm`: ask the user).
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Reason::UnknownTool | Reason::BadArguments | Reason::Invalid | Reason::Loop => Outcome::Rejected,
+            Reason::ConfirmRequired => Outcome::Confirm,
+            _ => Outcome::Denied,
         }
     }
 }
@@ -71,6 +123,50 @@ pub struct Verdict {
     /// For refusals: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<Reason>,
+    /// What policy was asked (the tool's action), once the call reached policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// The resolved resource, once the call reached policy and the tool declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Outcome `confirm` only: the host-only one-time token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+    /// Set when the gate stopped at the engine stage (`Stage::AskEngines`): the built-in rules'
+    /// result the plugged engines are asked about. Never set on a final verdict.
+    #[serde(skip)]
+    pub engine_question: Option<RulesAnswer>,
+}
+
+/// What the built-in rules concluded, as told to plugged engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RulesAnswer {
+    /// Some allow rule matched and no deny did.
+    Allow,
+    /// No allow rule matched (engines may still allow).
+    NoRule,
+}
+
+impl RulesAnswer {
+    /// `"allow"` or `"no_rule"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RulesAnswer::Allow => "allow",
+            RulesAnswer::NoRule => "no_rule",
+        }
+    }
+}
+
+/// The host-only half of confirm-before-write. Never placed in a message, feedback or payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Confirmation {
+    /// One-time token (192 bits from the OS CSPRNG, base64url).
+    pub token: String,
+    /// When it stops being accepted (RFC 3339, UTC).
+    pub expires_at: String,
+    /// What will run, for the host's confirmation prompt.
+    pub summary: String,
 }
 
 impl Verdict {
@@ -79,15 +175,42 @@ impl Verdict {
         matches!(self.outcome, Outcome::Passed | Outcome::Repaired)
     }
 
-    /// A refusal with its model-readable message.
+    /// A refusal with its model-readable message; the outcome follows from the reason.
     pub fn rejected(reason: Reason, message: String) -> Verdict {
         Verdict {
-            outcome: Outcome::Rejected,
+            outcome: reason.outcome(),
             untouched: false,
             arguments: None,
             flags: Vec::new(),
             message: Some(message),
             reason: Some(reason),
+            action: None,
+            resource: None,
+            confirmation: None,
+            engine_question: None,
+        }
+    }
+
+    /// Same as [`Verdict::rejected`]; reads better for policy refusals.
+    pub fn denied(reason: Reason, message: String) -> Verdict {
+        Verdict::rejected(reason, message)
+    }
+
+    /// An allowed verdict: `passed` when nothing changed, else `repaired`. `untouched`: the
+    /// caller's own argument text can run as is.
+    pub fn allow(arguments: Value, flags: Vec<Flag>, untouched: bool) -> Verdict {
+        let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
+        Verdict {
+            outcome,
+            untouched: untouched && outcome == Outcome::Passed,
+            arguments: Some(arguments),
+            flags,
+            message: None,
+            reason: None,
+            action: None,
+            resource: None,
+            confirmation: None,
+            engine_question: None,
         }
     }
 }

@@ -5,8 +5,11 @@
 //! Wire format of `check` (read by `src-ts/gate.ts`; fields split on `\n`, which compact JSON
 //! never holds unescaped, and the message comes last):
 //! - `""`: passed untouched — run the caller's own arguments text;
-//! - `ARGS \n OUTCOME \n FLAGS`: allowed with these arguments (compact JSON) and flags (JSON);
-//! - `\n OUTCOME \n REASON \n MESSAGE`: refused.
+//! - `= FACTS`: the same, with policy facts (compact JSON: `action`, `resource`, `engine`);
+//! - `ARGS \n OUTCOME \n FLAGS [\n FACTS]`: allowed with these arguments (compact JSON), flags
+//!   (JSON) and, when policy ran, its facts;
+//! - `\n OUTCOME \n REASON \n FACTS \n MESSAGE`: refused (FACTS may be empty; it also carries a
+//!   `confirm` outcome's `confirmation`).
 
 mod stream;
 
@@ -15,17 +18,46 @@ use std::sync::{Arc, RwLock};
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{Dialect, DialectChoice, Gate, GateError, TurnOptions, Verdict};
+use serde::Serialize;
+use toolgate_core::{CallContext, Confirmation, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, Verdict};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Fail-closed answer used if the core ever panics on an input: refuse the call.
-const PANIC_WIRE: &str = "\nrejected\nbad_arguments\ntoolgate could not process these arguments; the call was not run.";
+const PANIC_WIRE: &str = "\nrejected\nbad_arguments\n\ntoolgate could not process these arguments; the call was not run.";
+
+/// What policy was asked about a call, for the `check` wire (see the module docs).
+#[derive(Serialize)]
+struct Facts<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<&'a Confirmation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<&'static str>,
+}
+
+/// The verdict's policy facts as compact JSON, or `None` when it has none.
+fn facts(v: &Verdict) -> Option<String> {
+    if v.action.is_none() && v.resource.is_none() && v.confirmation.is_none() && v.engine_question.is_none() {
+        return None;
+    }
+    serde_json::to_string(&Facts {
+        action: v.action.as_deref(),
+        resource: v.resource.as_deref(),
+        confirmation: v.confirmation.as_ref(),
+        engine: v.engine_question.map(|q| q.as_str()),
+    })
+    .ok()
+}
 
 fn to_wire(v: &Verdict) -> String {
+    let facts = facts(v);
     if v.untouched {
-        return String::new();
+        return facts.map(|f| format!("={f}")).unwrap_or_default();
     }
     let mut out = String::new();
     match &v.arguments {
@@ -39,6 +71,10 @@ fn to_wire(v: &Verdict) -> String {
             out.push_str(v.outcome.as_str());
             out.push('\n');
             out.push_str(&f);
+            if let Some(facts) = facts {
+                out.push('\n');
+                out.push_str(&facts);
+            }
         }
         None => {
             out.push('\n');
@@ -46,10 +82,40 @@ fn to_wire(v: &Verdict) -> String {
             out.push('\n');
             out.push_str(v.reason.map_or("bad_arguments", |r| r.as_str()));
             out.push('\n');
+            out.push_str(facts.as_deref().unwrap_or(""));
+            out.push('\n');
             out.push_str(v.message.as_deref().unwrap_or(""));
         }
     }
     out
+}
+
+/// The caller from the context JSON text the TS layer sends (`""`: no context).
+fn context(json: &str) -> std::result::Result<CallContext, Error<String>> {
+    CallContext::from_json(json).map_err(to_js_error)
+}
+
+/// The engines' answer for `check`/`confirm`: `""` asks (stage one), else `allow`, `deny` or
+/// `delegate` (stage two); `None` runs the whole pipeline (a gate without engines).
+fn engine_answer(text: &str) -> std::result::Result<EngineAnswer, Error<String>> {
+    match text {
+        "allow" => Ok(EngineAnswer::Allow),
+        "deny" => Ok(EngineAnswer::Deny),
+        "delegate" => Ok(EngineAnswer::Delegate),
+        other => Err(Error::new("E_CONFIG".to_string(), format!("engine answer {other:?}: expected allow, deny or delegate"))),
+    }
+}
+
+/// Runs `f` with the stage `engine` names: `None` whole pipeline, `Some("")` ask, else answers.
+fn with_stage<T>(engine: Option<&str>, f: impl FnOnce(Stage<'_>) -> T) -> std::result::Result<T, Error<String>> {
+    match engine {
+        None => Ok(f(Stage::Full)),
+        Some("") => Ok(f(Stage::Ask)),
+        Some(a) => {
+            let answers = [engine_answer(a)?];
+            Ok(f(Stage::Answers(&answers)))
+        }
+    }
 }
 
 fn to_js_error(e: GateError) -> Error<String> {
@@ -120,10 +186,23 @@ impl BindingGate {
 
     /// Refuses arguments the host could not serialize (see `Gate::check_unreadable`).
     #[napi]
-    pub fn check_unreadable(&self, tool: String, detail: String) -> String {
+    pub fn check_unreadable(&self, tool: String, detail: String, ctx: String) -> std::result::Result<String, Error<String>> {
         let gate = &self.gate;
-        catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check_unreadable(&tool, &detail))))
-            .unwrap_or_else(|_| PANIC_WIRE.to_string())
+        let ctx = context(&ctx)?;
+        Ok(catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check_unreadable(&tool, &detail, &gate.who(&ctx, Stage::Full)))))
+            .unwrap_or_else(|_| PANIC_WIRE.to_string()))
+    }
+
+    /// Raises a session's taint by hand; `E_CONFIG` for a label the config does not declare.
+    #[napi]
+    pub fn mark_session(&self, session: String, label: String) -> std::result::Result<(), Error<String>> {
+        self.gate.mark_session(&session, &label).map_err(to_js_error)
+    }
+
+    /// Whether the config has a `policy` block (deny by default).
+    #[napi(getter)]
+    pub fn has_policy(&self) -> bool {
+        self.gate.has_policy()
     }
 
     /// Declared tool names, in config order.
@@ -138,9 +217,43 @@ impl BindingGate {
 #[napi]
 pub fn check(handle: u32, tool: String, args: String) -> String {
     let Some(gate) = lookup(handle) else {
-        return "\nrejected\nbad_arguments\nThis gate has been released; the call was not run.".to_string();
+        return RELEASED_WIRE.to_string();
     };
     catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check(&tool, &args)))).unwrap_or_else(|_| PANIC_WIRE.to_string())
+}
+
+const RELEASED_WIRE: &str = "\nrejected\nbad_arguments\n\nThis gate has been released; the call was not run.";
+
+/// [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the
+/// whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded), or
+/// their answer (`allow` / `deny` / `delegate`) to finish. Throws `E_CONFIG` only for a
+/// context the host got wrong (unknown key, wrong type); never on model output.
+#[napi]
+pub fn check_as(handle: u32, tool: String, args: String, ctx: String, engine: Option<String>) -> std::result::Result<String, Error<String>> {
+    let Some(gate) = lookup(handle) else {
+        return Ok(RELEASED_WIRE.to_string());
+    };
+    let ctx = context(&ctx)?;
+    with_stage(engine.as_deref(), |stage| {
+        catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check_as(&tool, &args, &gate.who(&ctx, stage))))).unwrap_or_else(|_| PANIC_WIRE.to_string())
+    })
+}
+
+/// The second step of confirm-before-write (see `Gate::confirm`); `engine` as in [`check_as`].
+/// Answers `TOOL \n WIRE`: the confirmed tool's name (empty for an invalid token), then the
+/// verdict in the `check` wire.
+#[napi]
+pub fn confirm(handle: u32, token: String, ctx: String, engine: Option<String>) -> std::result::Result<String, Error<String>> {
+    let gate = gate_of(handle)?;
+    let ctx = context(&ctx)?;
+    with_stage(engine.as_deref(), |stage| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let (tool, v) = gate.confirm(&token, &gate.who(&ctx, stage));
+            // a tool name holding a newline cannot be declared… but JSON-encode it anyway
+            format!("{}\n{}", serde_json::to_string(&tool.unwrap_or_default()).unwrap_or_default(), to_wire(&v))
+        }))
+        .unwrap_or_else(|_| format!("\"\"\n{PANIC_WIRE}"))
+    })
 }
 
 const RELEASED: &str = "This gate has been released.";
@@ -158,13 +271,50 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, GateError>)
     }
 }
 
-/// Options of a turn, from the JSON text the TS layer sends (`""` when there are none).
-fn turn_options(json: &str) -> std::result::Result<TurnOptions, GateError> {
+/// Options of a turn, from the JSON text the TS layer sends (`""` when there are none):
+/// `protocolVersion`, `context` (the caller), `engines` (`"ask"` or the answers by call index).
+struct TurnArgs {
+    opts: TurnOptions,
+    ctx: CallContext,
+    engines: Option<Vec<EngineAnswer>>,
+    ask: bool,
+}
+
+fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
+    let mut out = TurnArgs { opts: TurnOptions::default(), ctx: CallContext::default(), engines: None, ask: false };
     if json.is_empty() {
-        return Ok(TurnOptions::default());
+        return Ok(out);
     }
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| GateError::Payload(format!("options: {e}")))?;
-    Ok(TurnOptions { protocol_version: v.get("protocolVersion").and_then(|p| p.as_str()).map(str::to_owned) })
+    out.opts.protocol_version = v.get("protocolVersion").and_then(|p| p.as_str()).map(str::to_owned);
+    if let Some(c) = v.get("context") {
+        out.ctx = CallContext::from_json(&c.to_string())?;
+    }
+    match v.get("engines") {
+        None => {}
+        Some(serde_json::Value::String(s)) if s == "ask" => out.ask = true,
+        Some(serde_json::Value::Array(a)) => {
+            let answers = a.iter().map(|x| match x.as_str() {
+                Some("allow") => Ok(EngineAnswer::Allow),
+                Some("deny") => Ok(EngineAnswer::Deny),
+                Some("delegate") => Ok(EngineAnswer::Delegate),
+                _ => Err(GateError::Config(format!("engine answer {x}: expected allow, deny or delegate"))),
+            });
+            out.engines = Some(answers.collect::<Result<_, _>>()?);
+        }
+        Some(other) => return Err(GateError::Config(format!("options.engines: expected \"ask\" or an array, got {other}"))),
+    }
+    Ok(out)
+}
+
+impl TurnArgs {
+    fn stage(&self) -> Stage<'_> {
+        match (&self.engines, self.ask) {
+            (_, true) => Stage::Ask,
+            (Some(a), _) => Stage::Answers(a),
+            (None, false) => Stage::Full,
+        }
+    }
 }
 
 /// Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
@@ -175,25 +325,30 @@ pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> 
     let gate = gate_of(handle)?;
     guarded("payload", || {
         let choice: DialectChoice = dialect.parse()?;
-        Ok(gate.guard(choice, &payload, &turn_options(&options)?)?.to_wire_patches())
+        let args = turn_options(&options)?;
+        Ok(gate.guard_as(choice, &payload, &args.opts, &gate.who(&args.ctx, args.stage()))?.to_wire_patches())
     })
 }
 
 /// Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;
 /// answers the same shape as JSON text.
 #[napi]
-pub fn filter_tools(handle: u32, dialect: String, tools: String) -> std::result::Result<String, Error<String>> {
+pub fn filter_tools(handle: u32, dialect: String, tools: String, ctx: String) -> std::result::Result<String, Error<String>> {
     let gate = gate_of(handle)?;
     guarded("tool list", || {
         let d: Dialect = dialect.parse()?;
-        gate.filter_tools(d, &tools)
+        let ctx = CallContext::from_json(&ctx)?;
+        gate.filter_tools_as(d, &tools, &gate.who(&ctx, Stage::Full))
     })
 }
 
 /// Which of `names` a caller may see (for tool lists held as live objects: AI SDK records,
 /// LangChain tool instances).
 #[napi]
-pub fn visible_tools(handle: u32, names: Vec<String>) -> std::result::Result<Vec<bool>, Error<String>> {
+pub fn visible_tools(handle: u32, names: Vec<String>, ctx: String) -> std::result::Result<Vec<bool>, Error<String>> {
     let gate = gate_of(handle)?;
-    guarded("tool list", || Ok(gate.visible(&names)))
+    guarded("tool list", || {
+        let ctx = CallContext::from_json(&ctx)?;
+        Ok(gate.visible(&names, &gate.who(&ctx, Stage::Full)))
+    })
 }

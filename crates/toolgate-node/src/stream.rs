@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{calls_to_wire, Dialect, Gate, GateError, GateStream};
+use toolgate_core::{calls_to_wire, CallContext, Dialect, Gate, GateError, GateStream};
 
 use super::{gate_of, to_js_error};
 
@@ -37,11 +37,12 @@ impl BindingStream {
     /// Starts a stream on the gate `handle` in `dialect`. Throws `E_DIALECT` for a dialect with
     /// no stream form, `E_CONFIG` for a released gate.
     #[napi(constructor)]
-    pub fn new(handle: u32, dialect: String) -> std::result::Result<Self, Error<String>> {
+    pub fn new(handle: u32, dialect: String, ctx: String) -> std::result::Result<Self, Error<String>> {
         let gate = gate_of(handle)?;
         let made = catch_unwind(AssertUnwindSafe(|| -> Result<(Dialect, GateStream), GateError> {
             let d: Dialect = dialect.parse()?;
-            Ok((d, gate.stream(d)?))
+            let ctx = CallContext::from_json(&ctx)?;
+            Ok((d, gate.stream_as(d, ctx)?))
         }));
         match made {
             Ok(Ok((dialect, stream))) => Ok(BindingStream { gate, dialect, stream: Some(stream), closed: None }),

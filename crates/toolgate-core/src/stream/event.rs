@@ -19,6 +19,8 @@ use crate::verdict::{Reason, Verdict};
 pub(crate) struct Cx<'a> {
     /// The gate deciding the calls.
     pub gate: &'a Gate,
+    /// The stream's caller.
+    pub who: crate::authorize::Who<'a>,
     /// The stream's dialect.
     pub d: Dialect,
     /// The stream's shared state.
@@ -130,7 +132,7 @@ impl Cx<'_> {
         let total = t.text.len().saturating_add(fragment.len());
         if total > limit {
             let held = t.text.len();
-            let verdict = self.gate.refuse_arguments(&t.tool, &ParseError::TooLarge { bytes: total, limit });
+            let verdict = self.gate.refuse_arguments(&t.tool, &ParseError::TooLarge { bytes: total, limit }, &self.who);
             if let Some(t) = self.sh.calls.get_mut(i) {
                 t.overflowed = true;
                 t.text = String::new();
@@ -177,7 +179,7 @@ impl Cx<'_> {
             }
         }
         let Some(t) = self.sh.calls.get(i) else { return Ok(()) };
-        let verdict = self.gate.check(&t.tool, &t.text);
+        let verdict = self.gate.check_as(&t.tool, &t.text, &self.who.at(i));
         self.sh.decide(i, verdict);
         Ok(())
     }
@@ -193,7 +195,7 @@ impl Cx<'_> {
         let text = value.map(|v| serde_json::to_string(v).unwrap_or_default()).unwrap_or_default();
         let tool = t.tool.clone();
         let verdict = match problem {
-            Some(p) => self.gate.refuse_arguments(&tool, &p),
+            Some(p) => self.gate.refuse_arguments(&tool, &p, &self.who),
             None => {
                 let mut call = Call {
                     call_id: String::new(),
@@ -203,7 +205,7 @@ impl Cx<'_> {
                     slot: Vec::new(),
                     malformed: None,
                 };
-                self.gate.check_call(&mut call, self.big_integer, true)
+                self.gate.check_call(&mut call, self.big_integer, true, &self.who.at(i))
             }
         };
         if verdict.reason == Some(Reason::BadArguments) && text.len() > self.gate.limits().max_bytes {
@@ -247,7 +249,7 @@ impl Cx<'_> {
                     format!("The call to tool `{}` was cut off before its arguments were complete; it was not run. Send the call again, complete.", t.tool),
                 )
             } else {
-                self.gate.unknown(&t.tool)
+                self.gate.unknown(&t.tool, &self.who)
             };
             self.sh.decide(i, verdict);
         }

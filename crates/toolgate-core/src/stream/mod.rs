@@ -20,6 +20,8 @@ mod openai_responses;
 
 use serde_json::Value;
 
+use crate::authorize::Stage;
+use crate::context::CallContext;
 use crate::dialect::{Args, Call, Dialect, Found, ProviderCall};
 use crate::error::GateError;
 use crate::gate::Gate;
@@ -85,6 +87,7 @@ pub(crate) trait Assembler: Send + Sync + std::fmt::Debug {
 #[derive(Debug)]
 pub struct GateStream {
     dialect: Dialect,
+    ctx: CallContext,
     asm: Box<dyn Assembler>,
     sh: Shared,
     events: usize,
@@ -95,6 +98,14 @@ impl Gate {
     /// Starts a guarded stream in `d`. Dialects without a streaming form here are `E_DIALECT`
     /// naming the five supported.
     pub fn stream(&self, d: Dialect) -> Result<GateStream, GateError> {
+        self.stream_as(d, CallContext::default())
+    }
+
+    /// [`Gate::stream`] for a caller: every call of the stream is decided for `ctx`, in order
+    /// (loop and taint state move as calls complete). Plugged engines are not consulted in
+    /// streams (their answers may be asynchronous); the host layer refuses to stream a gate
+    /// that has them.
+    pub fn stream_as(&self, d: Dialect, ctx: CallContext) -> Result<GateStream, GateError> {
         let asm: Box<dyn Assembler> = match d {
             Dialect::OpenAi => Box::<openai::OpenAiStream>::default(),
             Dialect::OpenAiResponses => Box::<openai_responses::ResponsesStream>::default(),
@@ -106,7 +117,7 @@ impl Gate {
                 return Err(GateError::Dialect(format!("{other} has no stream form; streams are read in {}", names.join(", "))));
             }
         };
-        Ok(GateStream { dialect: d, asm, sh: Shared::new(self.max_payload_bytes()), events: 0, failed: None })
+        Ok(GateStream { dialect: d, ctx, asm, sh: Shared::new(self.max_payload_bytes()), events: 0, failed: None })
     }
 }
 
@@ -202,7 +213,8 @@ impl GateStream {
         }
         self.sh.completed.clear();
         let bytes = data.as_ref().map_or(0, |t| t.len());
-        let mut cx = Cx { gate, d, sh: &mut self.sh, n, kind, bytes, big_integer: false, problems: Vec::new() };
+        let who = gate.who(&self.ctx, Stage::Full);
+        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n, kind, bytes, big_integer: false, problems: Vec::new() };
         match parsed {
             None => self.asm.done(&mut cx)?,
             Some(parsed) => {
@@ -232,7 +244,8 @@ impl GateStream {
         self.refuse_failed()?;
         let d = self.dialect;
         self.sh.completed.clear();
-        let mut cx = Cx { gate, d, sh: &mut self.sh, n: 0, kind: "end".into(), bytes: 0, big_integer: false, problems: Vec::new() };
+        let who = gate.who(&self.ctx, Stage::Full);
+        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n: 0, kind: "end".into(), bytes: 0, big_integer: false, problems: Vec::new() };
         let assembled = self.asm.finish(&mut cx)?;
         cx.refuse_unfinished();
         let mut found = Found { calls: Vec::with_capacity(assembled.calls.len()), provider_executed: assembled.provider_executed };

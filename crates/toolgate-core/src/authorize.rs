@@ -1,0 +1,253 @@
+//! The policy half of the pipeline (SPEC.md "The whole job, in order"), after the arguments are
+//! valid: resolve action and resource (fail closed) → argument globs → policy rules → plugged
+//! engines → loop and taint → confirm-before-write → record state. One place decides; `check`,
+//! `guard`, streams and `confirm` all come through here.
+
+use serde_json::{Map, Value};
+
+use crate::context::CallContext;
+use crate::gate::{Gate, Tool};
+use crate::policy::resource::ResolveError;
+use crate::policy::scope::Scope;
+use crate::policy::RuleVerdict;
+use crate::state::{canonical_key, new_token, PendingConfirm, EVICTED};
+use crate::verdict::{Confirmation, Reason, RulesAnswer, Verdict};
+
+/// What a plugged engine answered for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineAnswer {
+    /// Allow, even where no rule allowed (never over a built-in deny).
+    Allow,
+    /// Deny (`engine`).
+    Deny,
+    /// Leave the rules' result.
+    Delegate,
+}
+
+/// How far the pipeline runs. Engines live in the host (TypeScript), so a gate with engines
+/// decides in two steps: [`Stage::Ask`] stops where the engines must be asked (no state is read
+/// or written), then [`Stage::Answers`] runs the whole pipeline with their answers.
+#[derive(Debug, Clone, Copy)]
+pub enum Stage<'a> {
+    /// No engines: the whole pipeline.
+    Full,
+    /// Stop at the engine stage: a call the built-ins do not refuse comes back allowed with
+    /// `engine_question` set, and nothing is recorded.
+    Ask,
+    /// The engines' answers, by call index (`check`: one). A missing answer denies (`engine`).
+    Answers(&'a [EngineAnswer]),
+}
+
+/// Who is calling, and how far to run: built once per `check`/`guard`/stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    /// The host's context.
+    pub ctx: &'a CallContext,
+    /// The caller's persona (index into the policy's personas).
+    pub persona: Option<usize>,
+    /// The time of this decision (ms since the Unix epoch).
+    pub now_ms: u64,
+    /// How far to run.
+    pub stage: Stage<'a>,
+    /// Index of the call within its turn (selects the engine answer).
+    pub index: usize,
+    /// Set by `confirm`: the confirmation step is being taken, not asked for.
+    pub confirming: bool,
+}
+
+impl<'a> Who<'a> {
+    /// The same caller deciding call `index` of a turn.
+    pub fn at(&self, index: usize) -> Who<'a> {
+        Who { index, ..*self }
+    }
+}
+
+impl Gate {
+    /// Builds the caller of one decision: the persona is found once, the clock read once.
+    pub fn who<'a>(&self, ctx: &'a CallContext, stage: Stage<'a>) -> Who<'a> {
+        let now_ms = self.now_ms();
+        let persona = self.policy().and_then(|p| p.persona_of(ctx, now_ms));
+        Who { ctx, persona, now_ms, stage, index: 0, confirming: false }
+    }
+
+    /// Runs the policy half of the pipeline on an allowed (schema-valid) verdict.
+    pub(crate) fn authorize(&self, t: &Tool, mut v: Verdict, who: &Who<'_>) -> Verdict {
+        let decl = &t.decl;
+        let Some(Value::Object(args)) = v.arguments.as_ref() else { return v };
+        let with_policy = self.policy().is_some();
+        let resource = match &decl.resource {
+            None => None,
+            Some(tpl) => match tpl.resolve(args, who.ctx.subject.as_deref()) {
+                Ok(r) => Some(r),
+                Err(ResolveError::Unresolved(why)) => {
+                    return self.refuse(t, Reason::UnresolvedResource, format!("Cannot run `{}`: {why}. Send a value that names one item inside the allowed scope.", t.name), None)
+                }
+                Err(ResolveError::NoSubject) => return self.refuse(t, Reason::NoSubject, no_subject_message(&t.name), None),
+            },
+        };
+        if let Some(refusal) = decl.check_globs(&t.name, args, who.ctx.subject.as_deref()) {
+            return self.with_facts(t, refusal, resource, with_policy);
+        }
+        let rules = match self.policy() {
+            None => RuleVerdict::Allow { confirm: None },
+            Some(p) => p.decide(&t.candidates, &call_scope(who, t, args, resource.as_deref()), who.persona),
+        };
+        let confirm_rule = match rules {
+            RuleVerdict::Deny(_) => {
+                let m = format!("Not permitted: policy denies `{}`{} for this caller. Do not retry; choose another approach or ask the user.", t.name, on(&resource));
+                return self.refuse(t, Reason::DenyRule, m, resource);
+            }
+            RuleVerdict::Allow { confirm } => Some(confirm),
+            RuleVerdict::NoRule { .. } => None,
+        };
+        let confirm_rule = match (who.stage, confirm_rule) {
+            (Stage::Ask, c) => {
+                v.engine_question = Some(if c.is_some() { RulesAnswer::Allow } else { RulesAnswer::NoRule });
+                return self.with_facts(t, v, resource, true);
+            }
+            (Stage::Full, Some(c)) => c,
+            (Stage::Full, None) => return self.no_rule(t, rules, resource),
+            (Stage::Answers(answers), c) => match (answers.get(who.index).copied().unwrap_or(EngineAnswer::Deny), c) {
+                (EngineAnswer::Deny, _) => {
+                    let m = format!("Not permitted: the policy engine refused `{}`{} for this caller. Do not retry; ask the user.", t.name, on(&resource));
+                    return self.refuse(t, Reason::Engine, m, resource);
+                }
+                (EngineAnswer::Allow, c) => c.flatten(),
+                (EngineAnswer::Delegate, Some(c)) => c,
+                (EngineAnswer::Delegate, None) => return self.no_rule(t, rules, resource),
+            },
+        };
+        let scope_key = who.ctx.state_scope();
+        let store = self.store();
+        let loop_guard = decl.loop_guard.or(self.loop_guard());
+        let loop_key = loop_guard.map(|_| canonical_key(&t.name, v.arguments.as_ref().unwrap_or(&Value::Null)));
+        if let (Some(l), Some(key)) = (loop_guard, loop_key) {
+            let since = who.now_ms.saturating_sub(l.window_seconds.saturating_mul(1000));
+            let seen = store.loop_count(scope_key, key, since);
+            if seen >= l.max_identical {
+                let m = format!(
+                    "You have already called `{}` with these exact arguments {seen} times in the last {} seconds; repeating it will not change the result. Change course: use the results you have, change the arguments, or ask the user.",
+                    t.name, l.window_seconds
+                );
+                return self.refuse(t, Reason::Loop, m, resource);
+            }
+        }
+        if let Some(max) = decl.sink {
+            let level = store.taint(scope_key);
+            if level == EVICTED || level > max {
+                let held = if level == EVICTED { "data this gate no longer tracks (treated as the most sensitive)".to_owned() } else { format!("data labelled `{}`", self.label(level)) };
+                let m = format!(
+                    "Not permitted: this session has read {held}, and `{}` may only carry data up to `{}`. Do not send that data out; ask the user.",
+                    t.name, self.label(max)
+                );
+                return self.refuse(t, Reason::Taint, m, resource);
+            }
+        }
+        let needs_confirm = match confirm_rule {
+            Some(true) => true,
+            Some(false) => false,
+            None => decl.writes,
+        };
+        if needs_confirm && !who.confirming {
+            return self.ask_confirmation(t, v, who, resource);
+        }
+        if let (Some(l), Some(key)) = (loop_guard, loop_key) {
+            store.loop_record(scope_key, key, who.now_ms, l.max_identical.saturating_add(1));
+        }
+        if let Some(level) = decl.output {
+            store.raise_taint(scope_key, level);
+        }
+        self.with_facts(t, v, resource, with_policy)
+    }
+
+    fn ask_confirmation(&self, t: &Tool, v: Verdict, who: &Who<'_>, resource: Option<String>) -> Verdict {
+        let Ok(token) = new_token() else {
+            return self.refuse(t, Reason::TokenInvalid, "The confirmation for this call could not be prepared; it was not run.".into(), resource);
+        };
+        let expires_ms = who.now_ms.saturating_add(self.confirm_ttl_ms());
+        let arguments = v.arguments.unwrap_or(Value::Null);
+        let summary = summary(&t.name, &arguments);
+        self.store().put_token(
+            &token,
+            PendingConfirm { tool: t.name.clone(), arguments, subject: who.ctx.subject.clone(), scope: who.ctx.state_scope().to_owned(), expires_ms, flags: v.flags },
+        );
+        let mut c = Verdict::denied(
+            Reason::ConfirmRequired,
+            format!("`{}` changes data, so it waits for the user's confirmation and has not run yet. Tell the user what it will do and wait for their answer.", t.name),
+        );
+        c.confirmation = Some(Confirmation { token, expires_at: crate::time::rfc3339(expires_ms), summary });
+        self.with_facts(t, c, resource, true)
+    }
+
+    fn no_rule(&self, t: &Tool, rules: RuleVerdict, resource: Option<String>) -> Verdict {
+        if matches!(rules, RuleVerdict::NoRule { needed_subject: true }) {
+            return self.refuse(t, Reason::NoSubject, no_subject_message(&t.name), resource);
+        }
+        let m = format!("Not permitted: no policy rule allows `{}`{} for this caller. Do not retry; choose another approach or ask the user.", t.name, on(&resource));
+        self.refuse(t, Reason::NoRule, m, resource)
+    }
+
+    fn refuse(&self, t: &Tool, reason: Reason, message: String, resource: Option<String>) -> Verdict {
+        self.with_facts(t, Verdict::denied(reason, message), resource, true)
+    }
+
+    /// Adds what policy was asked (action, resource) to a verdict, when there is a policy or a
+    /// resource to tell.
+    fn with_facts(&self, t: &Tool, mut v: Verdict, resource: Option<String>, always: bool) -> Verdict {
+        if always || resource.is_some() {
+            v.action = Some(t.decl.action.clone());
+            v.resource = resource;
+        }
+        v
+    }
+
+    /// The second step of confirm-before-write: a pending call is taken exactly once and runs
+    /// through policy, engines, loop and taint again with the current state. An unknown, used,
+    /// expired or other caller's token is `token_invalid`. At [`Stage::Ask`] the token is left
+    /// in place. Answers the confirmed tool's name (`None` for an invalid token) with the verdict.
+    pub fn confirm(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
+        let store = self.store();
+        let invalid = || (None, Verdict::denied(Reason::TokenInvalid, "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into()));
+        let Some(p) = store.take_token(token, who.now_ms) else { return invalid() };
+        if p.subject != who.ctx.subject || matches!(who.stage, Stage::Ask) {
+            let mismatch = p.subject != who.ctx.subject;
+            store.put_token(token, p.clone());
+            if mismatch {
+                return invalid();
+            }
+        }
+        let Some(t) = self.tool_named(&p.tool) else { return invalid() };
+        if t.decl.operator && !who.ctx.is_operator() {
+            return (Some(p.tool), self.surface_refusal(t));
+        }
+        let v = Verdict::allow(p.arguments, p.flags, false);
+        (Some(p.tool), self.authorize(t, v, &Who { confirming: true, ..*who }))
+    }
+
+    /// The refusal of an operator tool called from the visitor surface.
+    pub(crate) fn surface_refusal(&self, t: &Tool) -> Verdict {
+        Verdict::denied(Reason::Surface, format!("`{}` is not available here. Do not retry; choose another approach.", t.name))
+    }
+}
+
+fn call_scope<'a>(who: &Who<'a>, t: &'a Tool, args: &'a Map<String, Value>, resource: Option<&'a str>) -> Scope<'a> {
+    Scope { tool: Some(&t.name), action: Some(&t.decl.action), resource, args: Some(args), ..crate::policy::caller_scope(who.ctx, who.now_ms) }
+}
+
+fn on(resource: &Option<String>) -> String {
+    resource.as_ref().map(|r| format!(" on `{r}`")).unwrap_or_default()
+}
+
+fn no_subject_message(tool: &str) -> String {
+    format!("Cannot run `{tool}`: it acts on behalf of a known user, and no user is known here. Ask the user to sign in; do not guess an identity.")
+}
+
+/// `tool {args}` for a confirmation prompt, at most ~240 characters.
+fn summary(tool: &str, args: &Value) -> String {
+    let text = serde_json::to_string(args).unwrap_or_default();
+    let mut s = format!("{tool} {text}");
+    if s.chars().count() > 240 {
+        s = s.chars().take(239).collect::<String>() + "…";
+    }
+    s
+}
