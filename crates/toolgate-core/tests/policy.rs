@@ -1,0 +1,142 @@
+//! The policy pipeline in the core, with a controlled clock: token expiry, loop windows, the
+//! engine stages, eviction, and many threads sharing one gate. The full decision table runs
+//! through the binding in `__test__/policy.test.ts` on the same config.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use toolgate_core::time::Clock;
+use toolgate_core::{CallContext, EngineAnswer, Gate, Outcome, Reason, RulesAnswer, Stage};
+
+fn config() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/fixtures/policy/config.json")).unwrap()
+}
+
+fn gate_with_clock() -> (Gate, Arc<AtomicU64>) {
+    let now = Arc::new(AtomicU64::new(1_800_000_000_000));
+    let n = Arc::clone(&now);
+    let gate = Gate::from_json(&config()).unwrap().with_clock(Clock::from_fn(move || n.load(Ordering::SeqCst)));
+    (gate, now)
+}
+
+fn ctx(json: &str) -> CallContext {
+    CallContext::from_json(json).unwrap()
+}
+
+#[test]
+fn tokens_expire_on_the_gate_clock_and_work_exactly_once() {
+    let (gate, now) = gate_with_clock();
+    let alice = ctx(r#"{"subject":"alice"}"#);
+    let who = gate.who(&alice, Stage::Full);
+    let v = gate.check_as("send_email", r#"{"to":"a","body":"b"}"#, &who);
+    assert_eq!((v.outcome, v.reason), (Outcome::Confirm, Some(Reason::ConfirmRequired)));
+    let c = v.confirmation.clone().unwrap();
+    assert!(c.expires_at.ends_with('Z'), "{}", c.expires_at);
+    assert!(!v.message.unwrap().contains(&c.token));
+    // a second pending call: expires after 300 s
+    let late = gate.check_as("send_email", r#"{"to":"a","body":"c"}"#, &who).confirmation.unwrap().token;
+    let (tool, ok) = gate.confirm(&c.token, &gate.who(&alice, Stage::Full));
+    assert_eq!((tool.as_deref(), ok.outcome), (Some("send_email"), Outcome::Passed));
+    assert_eq!(gate.confirm(&c.token, &gate.who(&alice, Stage::Full)).1.reason, Some(Reason::TokenInvalid));
+    now.fetch_add(300_001, Ordering::SeqCst);
+    assert_eq!(gate.confirm(&late, &gate.who(&alice, Stage::Full)).1.reason, Some(Reason::TokenInvalid));
+}
+
+#[test]
+fn the_loop_window_slides() {
+    let (gate, now) = gate_with_clock();
+    let bob = ctx(r#"{"subject":"bob"}"#);
+    let call = |g: &Gate| g.check_as("search", r#"{"q":"same"}"#, &g.who(&bob, Stage::Full)).outcome;
+    for _ in 0..3 {
+        assert_eq!(call(&gate), Outcome::Passed);
+    }
+    assert_eq!(call(&gate), Outcome::Rejected);
+    now.fetch_add(59_000, Ordering::SeqCst);
+    assert_eq!(call(&gate), Outcome::Rejected, "still inside the 60 s window");
+    now.fetch_add(2_000, Ordering::SeqCst);
+    assert_eq!(call(&gate), Outcome::Passed, "the first three calls left the window");
+}
+
+#[test]
+fn the_engine_stage_asks_then_finishes_without_recording_twice() {
+    let gate = Gate::from_json(&config()).unwrap();
+    let bob = ctx(r#"{"subject":"bob"}"#);
+    let ask = gate.check_as("admin_panel", "{}", &gate.who(&bob, Stage::Ask));
+    assert_eq!((ask.outcome, ask.engine_question), (Outcome::Passed, Some(RulesAnswer::NoRule)));
+    let ask = gate.check_as("search", r#"{"q":"x"}"#, &gate.who(&bob, Stage::Ask));
+    assert_eq!(ask.engine_question, Some(RulesAnswer::Allow));
+    // a built-in deny is final at the ask stage: no question
+    let mallory = ctx(r#"{"subject":"mallory"}"#);
+    let denied = gate.check_as("search", r#"{"q":"x"}"#, &gate.who(&mallory, Stage::Ask));
+    assert_eq!((denied.reason, denied.engine_question), (Some(Reason::DenyRule), None));
+    for (answer, tool, want) in [
+        (EngineAnswer::Allow, "admin_panel", None),
+        (EngineAnswer::Delegate, "admin_panel", Some(Reason::NoRule)),
+        (EngineAnswer::Deny, "search", Some(Reason::Engine)),
+        (EngineAnswer::Delegate, "search", None),
+    ] {
+        let v = gate.check_as(tool, r#"{"q":"x"}"#, &gate.who(&bob, Stage::Answers(&[answer])));
+        assert_eq!(v.reason, want, "{tool} {answer:?}");
+        assert_eq!(v.engine_question, None);
+    }
+    // asking never counted toward the loop guard: 2 finished searches so far, a third passes
+    let v = gate.check_as("search", r#"{"q":"x"}"#, &gate.who(&bob, Stage::Full));
+    assert_eq!(v.outcome, Outcome::Passed);
+    // a missing answer denies
+    let v = gate.check_as("search", r#"{"q":"y"}"#, &gate.who(&bob, Stage::Answers(&[])));
+    assert_eq!(v.reason, Some(Reason::Engine));
+}
+
+#[test]
+fn an_evicted_session_reads_as_the_top_label() {
+    let text = config().replace(r#""loop": { "maxIdentical": 3, "windowSeconds": 60 },"#, r#""loop": { "maxIdentical": 3, "windowSeconds": 60 }, "state": { "maxSessions": 3 },"#);
+    let gate = Gate::from_json(&text).unwrap();
+    let sink = |g: &Gate, s: &str| g.check_as("post_webhook", r#"{"url":"u"}"#, &g.who(&ctx(&format!(r#"{{"session":"{s}"}}"#)), Stage::Full)).reason;
+    assert_eq!(sink(&gate, "first"), None);
+    for i in 0..10 {
+        gate.check_as("search", r#"{"q":"x"}"#, &gate.who(&ctx(&format!(r#"{{"session":"other{i}"}}"#)), Stage::Full));
+    }
+    assert_eq!(sink(&gate, "first"), Some(Reason::Taint));
+}
+
+#[test]
+fn many_threads_share_one_gate() {
+    let gate = Arc::new(Gate::from_json(&config()).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let gate = Arc::clone(&gate);
+            std::thread::spawn(move || {
+                let c = ctx(&format!(r#"{{"subject":"u{t}","roles":["analyst"],"session":"s{t}"}}"#));
+                let mut outcomes = Vec::new();
+                for i in 0..200 {
+                    let v = gate.check_as("read_file", &format!(r#"{{"path":"reports/{i}"}}"#), &gate.who(&c, Stage::Full));
+                    outcomes.push(v.outcome);
+                }
+                let sink = gate.check_as("send_email", r#"{"to":"a","body":"b"}"#, &gate.who(&c, Stage::Full));
+                (outcomes, sink.reason)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (outcomes, sink) = h.join().unwrap();
+        assert!(outcomes.iter().all(|o| *o == Outcome::Passed));
+        assert_eq!(sink, Some(Reason::Taint), "each session read internal data");
+    }
+}
+
+#[test]
+fn no_policy_block_means_schema_gate_only_but_declarations_still_hold() {
+    let gate = Gate::from_json(
+        r#"{"tools":[{"name":"f","resource":"file:{p*}","args":{"o":{"pin":"subject"}},"writes":true,
+            "inputSchema":{"type":"object","properties":{"p":{"type":"string"},"o":{"type":"string"}}}}]}"#,
+    )
+    .unwrap();
+    assert!(!gate.has_policy());
+    let anon = gate.check("f", r#"{"p":"a"}"#);
+    assert_eq!(anon.reason, Some(Reason::NoSubject));
+    let alice = ctx(r#"{"subject":"alice"}"#);
+    let v = gate.check_as("f", r#"{"p":"../x"}"#, &gate.who(&alice, Stage::Full));
+    assert_eq!(v.reason, Some(Reason::UnresolvedResource));
+    let v = gate.check_as("f", r#"{"p":"a/b"}"#, &gate.who(&alice, Stage::Full));
+    assert_eq!((v.outcome, v.resource.as_deref()), (Outcome::Confirm, Some("file:a/b")));
+}
