@@ -89,6 +89,54 @@ export const demoTurns: { dialect: 'openai' | 'anthropic'; what: string; payload
   },
 ]
 
+/** A small deny-by-default policy: who may call what, on which resource. */
+export const demoPolicyConfig: ToolGateConfig = {
+  version: 1,
+  labels: ['public', 'internal', 'secret'],
+  tools: [
+    {
+      name: 'read_file',
+      action: 'read',
+      resource: 'file:{path*}',
+      output: { label: 'internal' },
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    },
+    {
+      name: 'list_orders',
+      resource: 'orders:{owner}',
+      args: { owner: { pin: 'subject' } },
+      inputSchema: { type: 'object', properties: { owner: { type: 'string' }, status: { type: 'string', enum: ['open', 'closed'] } }, required: ['owner'] },
+    },
+    {
+      name: 'send_email',
+      writes: true,
+      sink: { maxLabel: 'public' },
+      inputSchema: { type: 'object', properties: { to: { type: 'string' }, body: { type: 'string' } }, required: ['to', 'body'] },
+    },
+    { name: 'delete_user', surface: 'operator', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
+  ],
+  policy: {
+    rules: [
+      { effect: 'allow', roles: ['analyst'], tools: ['read_file'], resources: ['file:reports/**'] },
+      { effect: 'deny', tools: ['read_file'], resources: ['file:reports/private/**'] },
+      { effect: 'allow', tools: ['list_orders', 'send_email'] },
+      { effect: 'allow', roles: ['admin'], tools: ['delete_user'] },
+    ],
+  },
+}
+
+/** The policy scenario: one analyst's session, in order (`confirm` confirms the previous call). */
+export const demoPolicyCalls: [string, string, string][] = [
+  ['send_email', '{"to":"boss@example.com","body":"Q3 is done"}', 'writes: waits for the user'],
+  ['confirm', '', 'the user said yes: the host confirms with its token'],
+  ['read_file', '{"path":"reports/q3.csv"}', 'allowed: an analyst, inside reports/'],
+  ['read_file', '{"path":"reports/../../etc/passwd"}', 'climbs out of its start'],
+  ['read_file', '{"path":"reports/private/salaries.csv"}', 'a deny rule wins'],
+  ['list_orders', '{"owner":"bob","status":"open"}', 'pinned: the caller, not the model’s guess'],
+  ['delete_user', '{"id":"u42"}', 'an operator tool, from the visitor surface'],
+  ['send_email', '{"to":"x@evil.test","body":"<the report>"}', 'internal data read: a public sink refused'],
+]
+
 function paint(on: boolean) {
   const c = (code: number) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s)
   return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
@@ -97,8 +145,9 @@ function paint(on: boolean) {
 /** Renders one verdict for a terminal. */
 export function renderVerdict(v: Verdict, color: boolean): string {
   const p = paint(color)
-  const badge = v.outcome === 'passed' ? p.green : v.outcome === 'repaired' ? p.yellow : p.red
-  const lines = [`  ${badge(v.outcome.toUpperCase())}${v.reason ? p.dim(` (${v.reason})`) : ''}`]
+  const badge = v.outcome === 'passed' ? p.green : v.outcome === 'repaired' || v.outcome === 'confirm' ? p.yellow : p.red
+  const on = v.resource === undefined ? '' : p.dim(` ${v.action} on ${v.resource}`)
+  const lines = [`  ${badge(v.outcome.toUpperCase())}${v.reason ? p.dim(` (${v.reason})`) : ''}${on}`]
   for (const f of v.flags) {
     const from = f.from === undefined ? '' : ` ${JSON.stringify(f.from)}`
     const to = f.to === undefined ? '' : ` → ${JSON.stringify(f.to)}`
@@ -106,6 +155,7 @@ export function renderVerdict(v: Verdict, color: boolean): string {
   }
   if (v.allowed) lines.push(`    ${p.dim('run with')} ${v.argumentsJson}`)
   if (v.message) lines.push(...v.message.split('\n').map((l) => `    ${p.dim('│')} ${l}`))
+  if (v.confirmation) lines.push(`    ${p.dim('host only')} token ${v.confirmation.token.slice(0, 6)}… for "${v.confirmation.summary}"`)
   return lines.join('\n')
 }
 
@@ -125,5 +175,15 @@ export function runDemo(out: (s: string) => void, color: boolean): void {
     out(`${p.bold(turn.dialect)}  ${p.dim('— ' + turn.what)}`)
     for (const c of report.calls) out(`  ${p.dim(c.callId)} ${c.tool}` + '\n' + renderVerdict(c, color))
     out(`  ${p.dim('feedback for the model')} ${JSON.stringify(report.feedback)}\n`)
+  }
+  const policy = new ToolGate(demoPolicyConfig)
+  const ctx = { subject: 'ana', roles: ['analyst'], session: 'demo' }
+  out(p.bold('deny by default') + p.dim(` — a policy, for ${JSON.stringify(ctx)}\n`))
+  let token = ''
+  for (const [tool, args, what] of demoPolicyCalls) {
+    out(`${p.bold(tool)}(${args})  ${p.dim('— ' + what)}`)
+    const v = tool === 'confirm' ? policy.confirm(token, ctx) : policy.check(tool, args, ctx)
+    if (v.confirmation) token = v.confirmation.token
+    out(renderVerdict(v, color) + '\n')
   }
 }
