@@ -121,6 +121,22 @@ describe('toolgate check', () => {
     expect(unknown.stdout).toContain('REJECTED (unknown_tool)')
   })
 
+  it('--context decides for a caller under a policy config (exit 0 allowed, 1 denied, 2 bad context)', () => {
+    const policy = join(__dirname, 'fixtures', 'policy', 'config.json')
+    writeFileSync(join(dir, 'report.json'), '{"path":"reports/q3.csv"}')
+    const base = ['check', '--config', policy, '--tool-name', 'read_file', '--input', 'report.json']
+    const ok = run([...base, '--context', '{"subject":"ana","roles":["analyst"]}'])
+    expect(ok.code).toBe(0)
+    expect(ok.stdout).toContain('PASSED read on file:reports/q3.csv')
+    writeFileSync(join(dir, 'ctx.json'), '{"subject":"x"}')
+    const denied = run([...base, '--context', 'ctx.json', '--format', 'json'])
+    expect(denied.code).toBe(1)
+    expect(JSON.parse(denied.stdout)).toMatchObject({ outcome: 'denied', reason: 'no_rule', resource: 'file:reports/q3.csv' })
+    const typo = run([...base, '--context', '{"role":["analyst"]}'])
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toMatch(/--context: E_CONFIG: .*role/)
+  })
+
   it('--help prints usage with examples (exit 0)', () => {
     const r = run(['check', '--help'])
     expect(r.code).toBe(0)

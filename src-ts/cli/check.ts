@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 
 import { ToolGate } from '../gate'
+import type { CallContext } from '../types'
 import { ToolGateError } from '../errors'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
 import { renderVerdict } from './demo'
@@ -14,13 +15,15 @@ const HELP = `toolgate check — decide one recorded tool call and print the ver
 
 Usage:
   toolgate check --schema schema.json --tool-name NAME --input call.json [--format pretty|json]
-  toolgate check --config toolgate.config.json --tool-name NAME --input call.json [--format pretty|json]
+  toolgate check --config toolgate.config.json --tool-name NAME --input call.json [--context CTX] [--format pretty|json]
 
 Flags:
   --schema FILE      the tool's JSON Schema (a JSON file); the gate declares one tool, --tool-name
   --config FILE      a toolgate config (.json, .yaml or .yml) instead of --schema
   --tool-name NAME   the tool the model called
   --input FILE       the call's raw arguments text, exactly as the model sent it; - reads stdin
+  --context CTX      who is calling: a CallContext as JSON text ('{"subject":"ana","roles":["analyst"]}')
+                     or a file holding one; policy decides for this caller (default: no caller)
   --format FORMAT    pretty (default): outcome, flags, the arguments to run with, the message
                      json: the Verdict as one JSON object on one line (for CI)
   --help, -h         this text
@@ -32,6 +35,7 @@ Examples:
   toolgate check --schema search_db.schema.json --tool-name search_db --input call.json
   echo '{"query":"acme","limit":"ten"}' | toolgate check --schema search_db.schema.json --tool-name search_db --input -
   toolgate check --config toolgate.config.yaml --tool-name read_file --input call.json --format json
+  toolgate check --config toolgate.config.yaml --tool-name read_file --input call.json --context '{"subject":"ana","roles":["analyst"]}'
 `
 
 /** Reads a file a flag names; `-` is stdin. Errors name the flag. */
@@ -71,6 +75,19 @@ function buildGate(values: Record<string, string>, toolName: string): ToolGate {
   }
 }
 
+/** `--context`: JSON text (starting with `{`) or a file holding it. Errors name the flag. */
+function readContext(value: string): CallContext {
+  const text = value.trimStart().startsWith('{') ? value : readInput('context', value)
+  let ctx: unknown
+  try {
+    ctx = JSON.parse(text)
+  } catch (err) {
+    throw new UsageError(`--context: expected a CallContext as JSON (${(err as Error).message})`)
+  }
+  if (ctx === null || typeof ctx !== 'object' || Array.isArray(ctx)) throw new UsageError('--context: expected a JSON object such as {"subject":"ana","roles":["analyst"]}')
+  return ctx as CallContext
+}
+
 function run(argv: string[]): number {
   try {
     const { values, switches } = parseFlags(argv, {
@@ -80,6 +97,7 @@ function run(argv: string[]): number {
         'tool-name': 'the name of the tool the model called',
         input: 'the file holding the call\'s raw arguments text, or - for stdin',
         format: '`pretty` or `json`',
+        context: 'a CallContext as JSON text or a file holding one',
       },
       switches: ['help'],
       aliases: { h: 'help' },
@@ -100,7 +118,14 @@ function run(argv: string[]): number {
     if (values.input === undefined) throw new UsageError('missing --input FILE (the call\'s raw arguments text; - for stdin)')
     const gate = buildGate(values, toolName)
     const args = readInput('input', values.input)
-    const verdict = gate.check(toolName, args)
+    const ctx = values.context === undefined ? undefined : readContext(values.context)
+    let verdict
+    try {
+      verdict = gate.check(toolName, args, ctx)
+    } catch (err) {
+      if (err instanceof ToolGateError) throw new UsageError(`--context: ${err.code}: ${err.message}`)
+      throw err
+    }
     if (format === 'json') {
       process.stdout.write(JSON.stringify(verdict) + '\n')
     } else {
