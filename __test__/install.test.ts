@@ -221,6 +221,20 @@ console.log(JSON.stringify({ outcome: v.outcome, arguments: v.arguments, same: c
     expect(out).toEqual({ outcome: 'passed', arguments: { limit: 3 }, same: true })
   })
 
+  it('the Cedar engine subpath resolves without cedar-wasm installed, and says what is missing', () => {
+    writeFileSync(
+      join(project, 'cedar.cjs'),
+      `const { cedarEngine } = require('toolgate/engines/cedar')
+let code
+try { cedarEngine({ policies: 'permit(principal, action, resource);' }) } catch (e) { code = e.code + ' ' + e.message }
+console.log(JSON.stringify({ type: typeof cedarEngine, code }))
+`,
+    )
+    const out = JSON.parse(ok(run(['cedar.cjs'], project, env), 'require toolgate/engines/cedar'))
+    expect(out.type).toBe('function')
+    expect(out.code).toMatch(/^E_CONFIG .*@cedar-policy\/cedar-wasm/)
+  })
+
   it('npx toolgate --help runs the installed bin', () => {
     const bin = join(project, 'node_modules', pkg.name, 'dist', 'cli', 'main.js')
     if (process.platform !== 'win32') expect(statSync(bin).mode & 0o111).not.toBe(0)
