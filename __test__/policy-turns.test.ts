@@ -207,6 +207,19 @@ describe('engines', () => {
     expect((await gate.confirmAsync(first.confirmation!.token, ctx)).reason).toBe('engine')
   })
 
+  it('onEngineError is told why an engine denied (a throw, nonsense, a timeout)', async () => {
+    const told: string[] = []
+    const onEngineError = (e: unknown, r: EngineRequest, i: number) => told.push(`${i} ${r.tool} ${(e as Error).message}`)
+    const ctx = { subject: 'a' }
+    const thrower = new ToolGate(BASE, { engines: [() => 'delegate', () => { throw new Error('boom') }], onEngineError })
+    expect(thrower.check('search', { q: 'x' }, ctx).reason).toBe('engine')
+    const nonsense = new ToolGate(BASE, { engines: [() => 'ALLOW' as never], onEngineError: (e, r, i) => { onEngineError(e, r, i); throw new Error('reporter fails') } })
+    expect(nonsense.check('search', { q: 'x' }, ctx).reason).toBe('engine')
+    const slow = new ToolGate(BASE, { engines: [() => new Promise(() => {})], engineTimeoutMs: 20, onEngineError })
+    expect((await slow.checkAsync('search', { q: 'x' }, ctx)).reason).toBe('engine')
+    expect(told).toEqual(['1 search boom', `0 search engine answered "ALLOW"; expected 'allow', 'deny' or 'delegate'`, '0 search engine did not answer within engineTimeoutMs 20'])
+  })
+
   it('options are checked', () => {
     expect(codeOf(() => new ToolGate(BASE, { engines: ['x' as never] })).code).toBe('E_CONFIG')
     expect(codeOf(() => new ToolGate(BASE, { engineTimeoutMs: -1 })).code).toBe('E_CONFIG')

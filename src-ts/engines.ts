@@ -7,11 +7,6 @@ import type { CallContext, EngineAnswer, EngineRequest, PolicyEngine } from './t
 /** Default time an engine may take before it counts as a deny (ms). */
 export const DEFAULT_ENGINE_TIMEOUT_MS = 50
 
-function answerOf(v: unknown): EngineAnswer {
-  // anything but the three words is a failure, and a failure denies
-  return v === 'allow' || v === 'deny' || v === 'delegate' ? v : 'deny'
-}
-
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function'
 }
@@ -21,39 +16,67 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * `delegate`. An engine that throws, answers anything else, or runs past `timeoutMs` denies. An
  * engine that returns a promise throws `ToolGateError` `E_ASYNC` (use the `…Async` method).
  */
-export function askEnginesSync(engines: readonly PolicyEngine[], request: EngineRequest, timeoutMs: number, method: string): EngineAnswer {
-  for (const engine of engines) {
+/** Told why an engine's answer became a deny (it threw, answered nonsense, or timed out). */
+export type EngineErrorReporter = (error: unknown, request: EngineRequest, engine: number) => void
+
+function report(onError: EngineErrorReporter | undefined, error: unknown, request: EngineRequest, engine: number): 'deny' {
+  if (onError !== undefined) {
+    try {
+      onError(error, request, engine)
+    } catch {
+      // a failing reporter changes nothing: the call is denied either way
+    }
+  }
+  return 'deny'
+}
+
+function nonsense(v: unknown): Error {
+  return new Error(`engine answered ${typeof v === 'string' ? JSON.stringify(v) : typeof v}; expected 'allow', 'deny' or 'delegate'`)
+}
+
+export function askEnginesSync(
+  engines: readonly PolicyEngine[],
+  request: EngineRequest,
+  timeoutMs: number,
+  method: string,
+  onError?: EngineErrorReporter,
+): EngineAnswer {
+  for (const [i, engine] of engines.entries()) {
     const t0 = performance.now()
     let v: unknown
     try {
       v = engine(request)
-    } catch {
-      return 'deny'
+    } catch (err) {
+      return report(onError, err, request, i)
     }
     if (isThenable(v)) {
       // the promise is abandoned: keep its rejection from surfacing as unhandled
       Promise.resolve(v).catch(() => {})
       throw new ToolGateError('E_ASYNC', `${method}: a plugged engine returned a promise; use ${method}Async on a gate with asynchronous engines`)
     }
-    if (performance.now() - t0 > timeoutMs) return 'deny'
-    const a = answerOf(v)
-    if (a !== 'delegate') return a
+    const took = performance.now() - t0
+    if (took > timeoutMs) return report(onError, new Error(`engine took ${took.toFixed(1)} ms, over engineTimeoutMs ${timeoutMs}`), request, i)
+    if (v !== 'allow' && v !== 'deny' && v !== 'delegate') return report(onError, nonsense(v), request, i)
+    if (v !== 'delegate') return v
   }
   return 'delegate'
 }
 
 /** Asks the engines, awaiting each (bounded by `timeoutMs`); same rules as {@link askEnginesSync}. */
-export async function askEngines(engines: readonly PolicyEngine[], request: EngineRequest, timeoutMs: number): Promise<EngineAnswer> {
-  for (const engine of engines) {
+export async function askEngines(engines: readonly PolicyEngine[], request: EngineRequest, timeoutMs: number, onError?: EngineErrorReporter): Promise<EngineAnswer> {
+  for (const [i, engine] of engines.entries()) {
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<EngineAnswer>((resolve) => {
-      timer = setTimeout(() => resolve('deny'), timeoutMs)
+      timer = setTimeout(() => resolve(report(onError, new Error(`engine did not answer within engineTimeoutMs ${timeoutMs}`), request, i)), timeoutMs)
     })
     let a: EngineAnswer
     try {
       const run = Promise.resolve()
         .then(() => engine(request))
-        .then(answerOf, () => 'deny' as const)
+        .then(
+          (v) => (v === 'allow' || v === 'deny' || v === 'delegate' ? v : report(onError, nonsense(v), request, i)),
+          (err: unknown) => report(onError, err, request, i),
+        )
       a = await Promise.race([run, timeout])
     } finally {
       clearTimeout(timer)

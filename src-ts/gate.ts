@@ -57,6 +57,7 @@ export class ToolGate {
   readonly #native: ReturnType<typeof native>
   readonly #engines: readonly PolicyEngine[] | undefined
   readonly #engineTimeoutMs: number
+  readonly #onEngineError: ToolGateOptions['onEngineError']
 
   /**
    * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
@@ -74,6 +75,10 @@ export class ToolGate {
     }
     this.#engines = engines !== undefined && engines.length > 0 ? Object.freeze([...engines]) : undefined
     this.#engineTimeoutMs = timeout
+    if (options?.onEngineError !== undefined && typeof options.onEngineError !== 'function') {
+      throw new ToolGateError('E_CONFIG', 'options.onEngineError: expected a function')
+    }
+    this.#onEngineError = options?.onEngineError
     let text: string
     if (typeof config === 'string') {
       text = config
@@ -150,7 +155,7 @@ export class ToolGate {
       return this.#fromWire(tool, wire, text)
     }
     const engines = this.#engines
-    return this.#staged(tool, text, c, ctx, (r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check')) as Verdict
+    return this.#staged(tool, text, c, ctx, (r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check', this.#onEngineError)) as Verdict
   }
 
   /**
@@ -161,7 +166,7 @@ export class ToolGate {
     const text = args === null || args === undefined ? '' : jsonText(args)
     if (typeof text !== 'string' || this.#engines === undefined) return this.check(tool, args, ctx)
     const engines = this.#engines
-    return this.#staged(tool, text, bareContextText(ctx), ctx, (r) => askEngines(engines, r, this.#engineTimeoutMs))
+    return this.#staged(tool, text, bareContextText(ctx), ctx, (r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError))
   }
 
   /**
@@ -173,13 +178,13 @@ export class ToolGate {
    */
   confirm(token: string, ctx?: CallContext): Verdict {
     const engines = this.#engines
-    return this.#confirm(token, ctx, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm'))) as Verdict
+    return this.#confirm(token, ctx, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm', this.#onEngineError))) as Verdict
   }
 
   /** {@link ToolGate.confirm} awaiting asynchronous engines. */
   async confirmAsync(token: string, ctx?: CallContext): Promise<Verdict> {
     const engines = this.#engines
-    return this.#confirm(token, ctx, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs)))
+    return this.#confirm(token, ctx, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
   }
 
   /**
@@ -237,14 +242,14 @@ export class ToolGate {
    */
   guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
     const engines = this.#engines
-    const ask = engines && ((r: EngineRequest) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'guard'))
+    const ask = engines && ((r: EngineRequest) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'guard', this.#onEngineError))
     return this.#guard(payload, opts, ask) as TurnReport<D extends Dialect ? D : Dialect>
   }
 
   /** {@link ToolGate.guard} awaiting asynchronous engines (each call's engines in payload order). */
   async guardAsync<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): Promise<TurnReport<D extends Dialect ? D : Dialect>> {
     const engines = this.#engines
-    const ask = engines && ((r: EngineRequest) => askEngines(engines, r, this.#engineTimeoutMs))
+    const ask = engines && ((r: EngineRequest) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError))
     return this.#guard(payload, opts, ask) as Promise<TurnReport<D extends Dialect ? D : Dialect>>
   }
 

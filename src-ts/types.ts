@@ -197,8 +197,14 @@ export type PolicyEngine = (request: EngineRequest) => EngineAnswer | Promise<En
 export interface ToolGateOptions {
   /** Asked in order after the built-in rules; the first allow/deny decides. A built-in deny is final. */
   engines?: PolicyEngine[]
-  /** How long one engine may take before it counts as a deny (default 50 ms). */
+  /** How long one engine may take before it counts as a deny (default 50 ms; wall-clock, so a busy machine counts). */
   engineTimeoutMs?: number
+  /**
+   * Told why an engine's answer became a deny (`engine`): it threw (the error), answered
+   * something other than the three words, or ran past `engineTimeoutMs`. For logs; what it
+   * returns or throws changes nothing.
+   */
+  onEngineError?: (error: unknown, request: EngineRequest, engineIndex: number) => void
 }
 
 /** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
