@@ -318,7 +318,7 @@ impl Gate {
     fn judge(&self, t: &Tool, mut value: Value, normalized: bool, mut flags: Vec<Flag>, big_integer: bool, who: &Who<'_>) -> Verdict {
         if !t.decl.pins.is_empty() {
             if let Value::Object(m) = &mut value {
-                if let Err(refusal) = t.decl.apply_pins(&t.name, m, who.ctx, &mut flags) {
+                if let Some(refusal) = t.decl.apply_pins(&t.name, m, who.ctx, &mut flags) {
                     return refusal;
                 }
             }

@@ -415,7 +415,7 @@ mod tests {
         let small = Limits { max_bytes: 8, ..Limits::default() };
         assert_eq!(parse_str(r#"{"a":"long"}"#, &small), Err(ParseError::TooLarge { bytes: 12, limit: 8 }));
         let unbounded = Limits { max_depth: 10_000, ..Limits::default() };
-        assert_eq!(parse_str(&deep.repeat(2), &unbounded).is_err(), true);
+        assert!(parse_str(&deep.repeat(2), &unbounded).is_err());
     }
 
     #[test]

@@ -99,8 +99,8 @@ impl ToolPolicy {
     }
 
     /// Sets every pinned argument from the caller, flagging each change (`PinnedArgument`). A
-    /// pin the context cannot fill refuses the call (`no_subject`).
-    pub fn apply_pins(&self, tool: &str, args: &mut Map<String, Value>, ctx: &CallContext, flags: &mut Vec<Flag>) -> Result<(), Verdict> {
+    /// pin the context cannot fill refuses the call (`no_subject`): `Some(refusal)`.
+    pub fn apply_pins(&self, tool: &str, args: &mut Map<String, Value>, ctx: &CallContext, flags: &mut Vec<Flag>) -> Option<Verdict> {
         for (name, pin) in &self.pins {
             let value = match pin {
                 Pin::Subject => ctx.subject.as_ref().map(|s| Value::String(s.clone())),
@@ -111,7 +111,7 @@ impl ToolPolicy {
                     Pin::Subject => "no subject (signed-in user)".to_owned(),
                     Pin::Identity(p) => format!("no identity fact `{}`", p.join(".")),
                 };
-                return Err(Verdict::denied(
+                return Some(Verdict::denied(
                     Reason::NoSubject,
                     format!("Cannot run `{tool}`: it acts on behalf of a known user, and this call has {who}. Ask the user to sign in; do not guess an identity."),
                 ));
@@ -122,7 +122,7 @@ impl ToolPolicy {
                 flags.push(Flag { code: FlagCode::PinnedArgument, path: format!("/{}", pointer_escape(name)), from, to: Some(value) });
             }
         }
-        Ok(())
+        None
     }
 
     /// Checks `args.<name>.glob`: a present argument must be a string or number matching its
