@@ -103,7 +103,7 @@ describe('docs/api.md', () => {
     for (const name of ['ToolGate', 'defineConfig', 'ToolGateError', 'ToolGateErrorCode', 'CallContext', 'Dialect', 'Flag', 'FlagCode', 'Outcome', 'Reason', 'ToolConfig', 'ToolGateConfig', 'Verdict']) {
       expect(docs).toContain(`\n## ${name}\n`)
     }
-    expect(docs).toContain('check(tool: string, args: string | object | null | undefined, _ctx?: CallContext): Verdict;')
+    expect(docs).toContain('check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict;')
     expect(docs).toContain('Decides one call.')
     expect(docs).not.toMatch(/#private|@packageDocumentation|\{@link/)
   })

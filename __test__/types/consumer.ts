@@ -30,6 +30,14 @@ import {
   type StreamOptions,
   type TurnCall,
   type TurnReport,
+  type EngineAnswer,
+  type EngineRequest,
+  type LoopConfig,
+  type PersonaConfig,
+  type PolicyConfig,
+  type PolicyEngine,
+  type PolicyRule,
+  type ToolGateOptions,
 } from 'toolgate'
 import * as toolgate from 'toolgate'
 
@@ -212,6 +220,33 @@ export function usage(): string[] {
   const made = new ToolGateError('E_CONFIG', 'config: unknown key `tols`', { cause: new Error('inner') })
   out.push(made.code)
 
+  // deny by default: policy config, engines, confirmation, taint
+  const loop: LoopConfig = { maxIdentical: 3, windowSeconds: 60 }
+  const persona: PersonaConfig = { name: 'verifier', when: "roles has 'verifier'" }
+  const rule: PolicyRule = { id: 'r1', effect: 'allow', roles: ['analyst'], tools: ['read_*'], resources: ['file:reports/**'], when: "purpose == 'audit'", confirm: false }
+  const policy: PolicyConfig = { personas: [persona], rules: [rule] }
+  const guarded = defineConfig({
+    tools: [{ name: 'read_file', action: 'read', resource: 'file:{path*}', args: { path: { glob: 'reports/**' }, owner: { pin: 'subject' }, org: { pin: 'identity.org' } }, surface: 'visitor', writes: false, loop, output: { label: 'internal' }, sink: { maxLabel: 'public' } }],
+    labels: ['public', 'internal'],
+    policy,
+    loop,
+    confirm: { ttlSeconds: 60 },
+    state: { maxSessions: 1000 },
+  })
+  const engine: PolicyEngine = (r: EngineRequest): EngineAnswer => (r.rules === 'allow' && r.resource !== undefined && r.context.subject ? 'delegate' : 'deny')
+  const asyncEngine: PolicyEngine = async (r) => (r.arguments.x === 1 ? 'allow' : 'delegate')
+  const options: ToolGateOptions = { engines: [engine, asyncEngine], engineTimeoutMs: 20, onEngineError: (e, r, i) => out.push(String(e), r.tool, String(i)) }
+  const pg = new ToolGate(guarded, options)
+  const asked = pg.check('read_file', { path: 'reports/a' }, ctx)
+  if (asked.confirmation) {
+    const confirmed: Verdict = pg.confirm(asked.confirmation.token, ctx)
+    out.push(confirmed.outcome, asked.confirmation.expiresAt, asked.confirmation.summary)
+  }
+  const later: Promise<Verdict>[] = [pg.checkAsync('read_file', '{}', ctx), pg.confirmAsync('token', ctx)]
+  const laterTurn: Promise<TurnReport<'openai'>> = pg.guardAsync(completion, { dialect: 'openai', ...ctx })
+  pg.markSession('session-1', 'internal')
+  out.push(String(later.length), String(laterTurn), String(ToolGate.fromFile('x.yaml', options).tools.length))
+
   // Misuses that must not compile.
   // @ts-expect-error the tool name is a string
   gate.check(1, '{}')
@@ -231,6 +266,14 @@ export function usage(): string[] {
   new ToolGateError('E_NOPE', 'x')
   // @ts-expect-error surface is visitor or operator
   const wrongCtx: CallContext = { surface: 'admin' }
+  // @ts-expect-error a misspelled policy key (writes)
+  defineConfig({ tools: [{ name: 'x', writs: true }] })
+  // @ts-expect-error a rule's effect is allow or deny
+  defineConfig({ tools: [], policy: { rules: [{ effect: 'permit' }] } })
+  // @ts-expect-error a pin is subject or identity.<fact>
+  defineConfig({ tools: [{ name: 'x', args: { o: { pin: 'owner' } } }] })
+  // @ts-expect-error an engine answers allow, deny or delegate
+  new ToolGate(guarded, { engines: [() => 'yes'] })
   // @ts-expect-error the tool list is read-only
   gate.tools.push('x')
   // @ts-expect-error the error code is read-only
