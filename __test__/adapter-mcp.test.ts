@@ -14,7 +14,17 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Notification,
+  type Request,
+  type Result,
+} from '@modelcontextprotocol/sdk/types.js'
 
 import { gateMcpServer, toolsFromMcpServer, type McpRequestExtra, type McpSubjectFrom, type McpVerdictInfo } from '../src-ts/adapters/mcp'
 import { ToolGate, ToolGateError, type CallContext, type ToolConfig, type ToolGateConfig, type TurnCall } from '../src-ts/index'
@@ -132,6 +142,16 @@ function configError(f: () => unknown): string {
 // Compile-time (checked by `npx tsc --noEmit -p .`): the caller's types are kept.
 expectTypeOf(gateMcpServer<McpServer>).returns.toEqualTypeOf<McpServer>()
 expectTypeOf(gateMcpServer<Server>).returns.toEqualTypeOf<Server>()
+// a Server with its own request/result types (its generics are invariant, so not a `Server`)
+interface CustomRequest extends Request {
+  method: 'custom/ping'
+}
+interface CustomResult extends Result {
+  pong: true
+}
+expectTypeOf(gateMcpServer<Server<CustomRequest, Notification, CustomResult>>).returns.toEqualTypeOf<Server<CustomRequest, Notification, CustomResult>>()
+// @ts-expect-error not an MCP server
+expectTypeOf(gateMcpServer<{ name: string }>).returns.toBeObject()
 expectTypeOf(toolsFromMcpServer).returns.toEqualTypeOf<Promise<ToolConfig[]>>()
 expectTypeOf<McpRequestExtra['authInfo']>().toEqualTypeOf<AuthInfo | undefined>()
 
@@ -544,6 +564,14 @@ describe('gateMcpServer errors', () => {
     expect(configError(() => gateMcpServer(server, gate))).toContain('already gated')
     const lookalike = { setRequestHandler() {} } as unknown as Server
     expect(configError(() => gateMcpServer(lookalike, gate))).toContain('_requestHandlers')
+  })
+})
+
+describe('loading', () => {
+  it('never loads the MCP SDK (or zod) at runtime: it is only imported for types', () => {
+    const script = "require('./src-ts/adapters/mcp.ts'); console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /@modelcontextprotocol|[\\\\/]zod[\\\\/]/.test(k))))"
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    expect(JSON.parse(out)).toEqual([])
   })
 })
 

@@ -17,6 +17,18 @@ import type { JSONRPCRequest, Result, ServerNotification, ServerRequest } from '
 
 import { ToolGateError } from '../errors'
 
+/**
+ * A low-level MCP `Server`, whatever its custom request, notification and result types (a
+ * `Server<MyRequest, …>` is not assignable to `Server`: its generics are invariant).
+ */
+export interface McpLowLevelServer {
+  setRequestHandler(...args: never[]): unknown
+  removeRequestHandler(method: string): void
+}
+
+/** What toolgate/mcp gates: an `McpServer`, or a low-level `Server`. */
+export type GateableMcpServer = McpServer | McpLowLevelServer
+
 /** The SDK's request context as a `Server`'s request handlers receive it. */
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -39,12 +51,12 @@ type Marked = Server & { [INTERCEPTED]?: true }
  * The low-level `Server` behind `server`: an McpServer's `server`, or `server` itself. Anything
  * else is `E_CONFIG`.
  */
-export function lowLevelServer(server: McpServer | Server, where: string): Server {
+export function lowLevelServer(server: GateableMcpServer, where: string): Server {
   const candidate = server as unknown as { server?: unknown; setRequestHandler?: unknown } | null
   if (candidate !== null && typeof candidate === 'object') {
     const inner = candidate.server as { setRequestHandler?: unknown } | null | undefined
     if (inner !== null && typeof inner === 'object' && typeof inner.setRequestHandler === 'function') return inner as Server
-    if (typeof candidate.setRequestHandler === 'function') return server as Server
+    if (typeof candidate.setRequestHandler === 'function') return server as unknown as Server
   }
   throw new ToolGateError('E_CONFIG', `${where}: expected an McpServer or a Server from @modelcontextprotocol/sdk, got ${describe(server)}`)
 }

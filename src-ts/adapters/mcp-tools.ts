@@ -1,13 +1,10 @@
 // toolsFromMcpServer: a gate's tool declarations read from an MCP server's own `tools/list`
 // answer, so tools are declared once (in the server) and the gate checks exactly the JSON Schema
 // clients are shown (the SDK's own zod → JSON Schema conversion, for McpServer).
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-
 import type { McpListToolsResult, McpTool } from '../dialects/mcp'
 import { ToolGateError } from '../errors'
 import type { ToolConfig } from '../types'
-import { lowLevelServer, originalHandler, type McpRequestExtra } from './mcp-handlers'
+import { lowLevelServer, originalHandler, type GateableMcpServer, type McpRequestExtra } from './mcp-handlers'
 
 /** What {@link toolsFromMcpServer} may add to, or override in, a listed tool's declaration (policy keys such as `writes`, `resource`, `args`). */
 export type McpToolDeclaration = Omit<ToolConfig, 'name'>
@@ -26,7 +23,7 @@ const MAX_PAGES = 1000
  * `tools/list` handler yet (no tool registered) is `E_CONFIG`. Annotations such as
  * `destructiveHint` are hints from the server, not policy: set `destructive` in `declare`.
  */
-export async function toolsFromMcpServer(server: McpServer | Server, declare: Record<string, McpToolDeclaration> = {}): Promise<ToolConfig[]> {
+export async function toolsFromMcpServer(server: GateableMcpServer, declare: Record<string, McpToolDeclaration> = {}): Promise<ToolConfig[]> {
   if (declare === null || typeof declare !== 'object' || Array.isArray(declare)) {
     throw new ToolGateError('E_CONFIG', `${WHERE}: \`declare\` must be an object of tool name → declaration`)
   }

@@ -4,18 +4,16 @@
 // `tools/list` answer through `gate.filterTools`. Nothing here decides anything: allowed or not,
 // the arguments to run with, and the refusal's wire shape all come from the gate's TurnReport.
 // The SDK is an optional peer dependency and is only ever imported for its types.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { JSONRPCRequest, RequestId, Result } from '@modelcontextprotocol/sdk/types.js'
 
 import type { McpFeedback, McpListToolsResult } from '../dialects/mcp'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { CallContext, TurnCall } from '../types'
-import { interceptToolHandlers, lowLevelServer, type McpRequestExtra, type RawHandler } from './mcp-handlers'
+import { interceptToolHandlers, lowLevelServer, type GateableMcpServer, type McpRequestExtra, type RawHandler } from './mcp-handlers'
 
 export { toolsFromMcpServer, type McpToolDeclaration } from './mcp-tools'
-export type { McpRequestExtra } from './mcp-handlers'
+export type { GateableMcpServer, McpLowLevelServer, McpRequestExtra } from './mcp-handlers'
 
 /** What {@link gateMcpServer} tells `onVerdict` besides the verdict. */
 export interface McpVerdictInfo {
@@ -71,7 +69,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set(['subjectFrom', 'onVerdict'])
  * A server is gated once (`E_CONFIG` the second time). `E_CONFIG` too for a `gate` that is not a
  * `ToolGate`, a server that is neither, or unknown options. A gate's async engines are awaited.
  */
-export function gateMcpServer<S extends McpServer | Server>(server: S, gate: ToolGate, options: GateMcpServerOptions = {}): S {
+export function gateMcpServer<S extends GateableMcpServer>(server: S, gate: ToolGate, options: GateMcpServerOptions = {}): S {
   if (!(gate instanceof ToolGate)) {
     throw new ToolGateError('E_CONFIG', `${WHERE}: \`gate\` must be a ToolGate`)
   }
