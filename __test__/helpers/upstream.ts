@@ -13,6 +13,12 @@
 //
 // Error texts follow what the APIs answer (as quoted in public bug reports); the duplicate-result
 // wording for Responses is not documented anywhere we found and is ours.
+//
+// A request with `stream: true` gets the same turn as server-sent events, cut the way the APIs cut
+// them (see chatChunks, messageEvents, responseEvents): Chat Completions chunks ending
+// `data: [DONE]`, Messages events `message_start` … `message_stop` (with a `ping`), Responses
+// events `response.created` … `response.completed`; each tool call's arguments arrive in two
+// deltas.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -31,6 +37,7 @@ export interface AnthropicErrorBody {
 export interface Recorded {
   path: string
   body: Record<string, unknown>
+  /** The HTTP status answered (a stream is 200 with its events). */
   status: number
 }
 
@@ -227,14 +234,124 @@ function responsesFinal(model: unknown): Json {
   }
 }
 
-/** What the upstream answers one request with: a status and a JSON body. */
-function answer(path: string, body: Json, script: Script): [number, unknown] {
+// --- streaming: a whole turn cut into the events each API streams it as ---
+
+/** One server-sent event: its `event:` name (Messages API only) and its data (an object, or `[DONE]`). */
+export interface SseEvent {
+  event?: string
+  data: unknown
+}
+
+/** The SSE body text of `events`. */
+export function sseText(events: SseEvent[]): string {
+  return events.map((e) => `${e.event === undefined ? '' : `event: ${e.event}\n`}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('')
+}
+
+/** Two halves of a text, so a call's arguments arrive in more than one delta. */
+function halves(text: string): [string, string] {
+  const at = Math.ceil(text.length / 2)
+  return [text.slice(0, at), text.slice(at)]
+}
+
+/**
+ * A `chat.completion` as the chunks Chat Completions streams (choice 0): the role, the text, per
+ * tool call a chunk with its id and name and two with its arguments, the finish reason, a usage
+ * chunk with no choices (as `stream_options.include_usage` gives), then `[DONE]`.
+ */
+export function chatChunks(completion: unknown): SseEvent[] {
+  const c = completion as Json
+  const choice = (list(c.choices)[0] ?? {}) as Json
+  const message = (choice.message ?? {}) as Json
+  const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, system_fingerprint: null }
+  const chunk = (delta: Json, finish: unknown = null): SseEvent => ({ data: { ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] } })
+  const out: SseEvent[] = [chunk({ role: 'assistant', content: typeof message.content === 'string' ? '' : null, refusal: null })]
+  if (typeof message.content === 'string') for (const part of halves(message.content)) out.push(chunk({ content: part }))
+  for (const [i, call] of list(message.tool_calls).entries()) {
+    const fn = (call as Json).function as Json
+    out.push(chunk({ tool_calls: [{ index: i, id: (call as Json).id, type: 'function', function: { name: fn.name, arguments: '' } }] }))
+    for (const part of halves(String(fn.arguments))) out.push(chunk({ tool_calls: [{ index: i, function: { arguments: part } }] }))
+  }
+  out.push(chunk({}, choice.finish_reason ?? 'stop'))
+  out.push({ data: { ...head, choices: [], usage: c.usage ?? null } })
+  out.push({ data: '[DONE]' })
+  return out
+}
+
+/**
+ * A Messages API `message` as the events the API streams: `message_start` (empty content),
+ * per block `content_block_start` / deltas (`text_delta`, or `input_json_delta` in two parts) /
+ * `content_block_stop`, a `ping`, `message_delta` with the stop reason, `message_stop`.
+ */
+export function messageEvents(message: unknown): SseEvent[] {
+  const m = message as Json
+  const usage = (m.usage ?? {}) as Json
+  const ev = (data: Json): SseEvent => ({ event: String(data.type), data })
+  const out: SseEvent[] = [ev({ type: 'message_start', message: { ...m, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input_tokens ?? 0, output_tokens: 1 } } })]
+  for (const [index, block] of list(m.content).entries()) {
+    const b = block as Json
+    if (b.type === 'tool_use') {
+      out.push(ev({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }))
+      for (const part of halves(JSON.stringify(b.input))) out.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } }))
+    } else {
+      out.push(ev({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }))
+      out.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: String(b.text) } }))
+    }
+    out.push(ev({ type: 'content_block_stop', index }))
+    if (index === 0) out.push(ev({ type: 'ping' }))
+  }
+  out.push(ev({ type: 'message_delta', delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens ?? 0 } }))
+  out.push(ev({ type: 'message_stop' }))
+  return out
+}
+
+/**
+ * A Responses API `response` as the events the API streams: `response.created`,
+ * `response.in_progress`, per output item `output_item.added` / its text or argument deltas and
+ * `.done` / `output_item.done`, then `response.completed` holding the whole response.
+ */
+export function responseEvents(response: unknown): SseEvent[] {
+  const r = response as Json
+  let seq = 0
+  const ev = (data: Json): SseEvent => ({ event: String(data.type), data: { ...data, sequence_number: seq++ } })
+  const pending = { ...r, status: 'in_progress', output: [], usage: null }
+  const out: SseEvent[] = [ev({ type: 'response.created', response: pending }), ev({ type: 'response.in_progress', response: pending })]
+  for (const [output_index, item] of list(r.output).entries()) {
+    const it = item as Json
+    if (it.type === 'function_call') {
+      out.push(ev({ type: 'response.output_item.added', output_index, item: { ...it, status: 'in_progress', arguments: '' } }))
+      for (const delta of halves(String(it.arguments))) out.push(ev({ type: 'response.function_call_arguments.delta', item_id: it.id, output_index, delta }))
+      out.push(ev({ type: 'response.function_call_arguments.done', item_id: it.id, output_index, arguments: it.arguments }))
+    } else if (it.type === 'message') {
+      out.push(ev({ type: 'response.output_item.added', output_index, item: { ...it, status: 'in_progress', content: [] } }))
+      for (const [content_index, part] of list(it.content).entries()) {
+        const p = part as Json
+        out.push(ev({ type: 'response.content_part.added', item_id: it.id, output_index, content_index, part: { ...p, text: '' } }))
+        out.push(ev({ type: 'response.output_text.delta', item_id: it.id, output_index, content_index, delta: p.text, logprobs: [] }))
+        out.push(ev({ type: 'response.output_text.done', item_id: it.id, output_index, content_index, text: p.text, logprobs: [] }))
+        out.push(ev({ type: 'response.content_part.done', item_id: it.id, output_index, content_index, part: p }))
+      }
+    } else {
+      out.push(ev({ type: 'response.output_item.added', output_index, item: it }))
+    }
+    out.push(ev({ type: 'response.output_item.done', output_index, item: it }))
+  }
+  out.push(ev({ type: 'response.completed', response: r }))
+  return out
+}
+
+/** A 200 answer: the turn as JSON, or, for `stream: true`, as its SSE events. */
+function turnAnswer(body: Json, turn: unknown, events: (turn: unknown) => SseEvent[]): [number, unknown] | [number, unknown, string] {
+  return body.stream === true ? [200, turn, sseText(events(turn))] : [200, turn]
+}
+
+/** What the upstream answers one request with: a status, a JSON body, and the SSE text for a stream. */
+function answer(path: string, body: Json, script: Script): [number, unknown] | [number, unknown, string] {
   if (path === '/v1/chat/completions' && script.chat !== undefined) {
     if (typeof body.model !== 'string') return [400, openaiError("Missing required parameter: 'model'.", 'model')]
     const err = chatPairingError(body.messages)
     if (err) return [400, err]
     const called = list(body.messages).some((m) => isObj(m) && m.role === 'assistant' && list(m.tool_calls).length > 0)
-    return [200, called ? chatFinal(body.model) : script.chat]
+    return turnAnswer(body, called ? chatFinal(body.model) : script.chat, chatChunks)
   }
   if (path === '/v1/messages' && script.messages !== undefined) {
     if (typeof body.model !== 'string') return [400, anthropicError('model: Field required')]
@@ -242,14 +359,14 @@ function answer(path: string, body: Json, script: Script): [number, unknown] {
     const err = anthropicPairingError(body.messages)
     if (err) return [400, err]
     const called = list(body.messages).some((m) => isObj(m) && m.role === 'assistant' && list(m.content).some((b) => isObj(b) && b.type === 'tool_use'))
-    return [200, called ? messagesFinal(body.model) : script.messages]
+    return turnAnswer(body, called ? messagesFinal(body.model) : script.messages, messageEvents)
   }
   if (path === '/v1/responses' && script.responses !== undefined) {
     if (typeof body.model !== 'string') return [400, openaiError("Missing required parameter: 'model'.", 'model')]
     const err = responsesPairingError(body.input)
     if (err) return [400, err]
     const called = list(body.input).some((it) => isObj(it) && it.type === 'function_call')
-    return [200, called ? responsesFinal(body.model) : script.responses]
+    return turnAnswer(body, called ? responsesFinal(body.model) : script.responses, responseEvents)
   }
   return path.startsWith('/v1/messages')
     ? [404, { type: 'error', error: { type: 'not_found_error', message: `Not found: ${path}` } }]
@@ -271,18 +388,20 @@ export async function startUpstream(script: Script): Promise<Upstream> {
       let body: Json = {}
       let status: number
       let out: unknown
+      let sse: string | undefined
       try {
         const parsed: unknown = JSON.parse(text)
         if (!isObj(parsed)) throw new Error('not an object')
         body = parsed
-        ;[status, out] = req.method === 'POST' ? answer(path, body, script) : [405, openaiError('Method not allowed', null)]
+        ;[status, out, sse] = req.method === 'POST' ? answer(path, body, script) : [405, openaiError('Method not allowed', null)]
       } catch {
         ;[status, out] = [400, openaiError('We could not parse the JSON body of your request.', null)]
       }
       requests.push({ path, body, status })
       const n = requests.length
-      res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_${n}`, 'request-id': `req_${n}` })
-      res.end(JSON.stringify(out))
+      const type = sse === undefined ? 'application/json' : 'text/event-stream'
+      res.writeHead(status, { 'content-type': type, 'x-request-id': `req_${n}`, 'request-id': `req_${n}` })
+      res.end(sse ?? JSON.stringify(out))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
