@@ -217,7 +217,7 @@ describe('config errors', () => {
       [{ tools: [{ name: 'a', inputSchema: { type: 'object', properties: { x: { type: 'strin' } } } }] }, /tool `a`.*\/properties\/x\/type/],
       [{ tools: [{ name: 'a', inputSchema: { type: 'object', properties: { x: { $ref: 'https://example.com/s.json' } } } }] }, /tool `a`/],
       [{ tools: [{ name: 'a', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '(a)\\1' } } } }] }, /tool `a`/],
-      [{ tools: [], audit: {} }, /audit/],
+      [{ tools: [], audti: {} }, /audti/],
       ['{not json', /config/],
     ]
     for (const [config, re] of bad) {

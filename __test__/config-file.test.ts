@@ -71,12 +71,16 @@ describe('the shipped config JSON Schema', () => {
     const validate = new Ajv2020({ strict: false }).compile(schema)
     const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10, maxPayloadBytes: 100 }, allowProtoKeys: false }
     const policyConfig = JSON.parse(require('node:fs').readFileSync(join(__dirname, 'fixtures', 'policy', 'config.json'), 'utf8'))
-    for (const ok of [demoConfig, full, { tools: [] }, policyConfig]) {
+    const proof = { tools: [{ name: 'a', mode: 'shadow' }], mode: 'enforce', receipts: { ttlSeconds: 60 }, audit: { includeArguments: true, redact: ['password'], onFailure: 'allow', bufferRecords: 10 } }
+    for (const ok of [demoConfig, full, { tools: [] }, policyConfig, proof]) {
       expect(validate(ok)).toBe(true)
       expect(() => new ToolGate(ok as never)).not.toThrow()
     }
     const badOnes = [
-      { tools: [], audit: {} },
+      { tools: [], audti: {} },
+      { tools: [], audit: { includeArgs: true } },
+      { tools: [], mode: 'audit' },
+      { tools: [], receipts: { privateKeyEnvironment: 'X' } },
       { tools: [{ name: 'a', inputSchem: {} }] },
       { tools: [{ name: 'a', writs: true }] },
       { tools: [{ name: 'a', surface: 'admin' }] },

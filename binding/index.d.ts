@@ -22,6 +22,17 @@ export declare class BindingGate {
   checkUnreadable(tool: string, detail: string, ctx: string): string
   /** Raises a session's taint by hand; `E_CONFIG` for a label the config does not declare. */
   markSession(session: string, label: string): void
+  /** Takes the buffered audit records (each line ending in `
+  `; `""` when none or no audit). */
+  drainAudit(): string
+  /** The host's audit sink failed (`true`) or recovered (`false`). */
+  setAuditFailed(failed: boolean): void
+  /** The config's hash as audit records carry it (`None` without an `audit` block). */
+  get auditConfigHash(): string | null
+  /** Audit records lost since the gate was built (buffer full or sink failed). */
+  get auditDropped(): number
+  /** The receipts' verifying key (base64url), when receipts are configured. */
+  get publicKey(): string | null
   /** Whether the config has a `policy` block (deny by default). */
   get hasPolicy(): boolean
   /** Declared tool names, in config order. */
@@ -77,12 +88,22 @@ export declare function confirm(handle: number, token: string, ctx: string, engi
  */
 export declare function filterTools(handle: number, dialect: string, tools: string, ctx: string): string
 
+/** A fresh receipt key pair: `{"privateKey":…,"publicKey":…,"kid":…}` (base64url), for `toolgate keygen`. */
+export declare function generateReceiptKey(): string
+
 /**
  * Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
  * JSON (see `TurnReport::to_wire_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
  * dialect and the JSON path.
  */
 export declare function guard(handle: number, dialect: string, payload: string, options: string): string
+
+/**
+ * Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON
+ * `{ tool?, arguments?, sub? }`. Answers the claims as JSON; throws `E_RECEIPT` whose message
+ * starts with the stable reason (`bad_signature: …`).
+ */
+export declare function verifyReceipt(receipt: string, publicKey: string, expect: string, nowMs: number): string
 
 /**
  * Which of `names` a caller may see (for tool lists held as live objects: AI SDK records,

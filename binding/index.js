@@ -841,5 +841,7 @@ module.exports.check = nativeBinding.check
 module.exports.checkAs = nativeBinding.checkAs
 module.exports.confirm = nativeBinding.confirm
 module.exports.filterTools = nativeBinding.filterTools
+module.exports.generateReceiptKey = nativeBinding.generateReceiptKey
 module.exports.guard = nativeBinding.guard
+module.exports.verifyReceipt = nativeBinding.verifyReceipt
 module.exports.visibleTools = nativeBinding.visibleTools

@@ -17,11 +17,14 @@ const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT'
 export class ToolGateError extends Error {
   /** Stable machine-readable code. */
   readonly code: ToolGateErrorCode
+  /** `E_RECEIPT` only: why the receipt was refused (`bad_signature`, `expired`, `wrong_arguments` …). */
+  readonly reason?: string
 
-  constructor(code: ToolGateErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: ToolGateErrorCode, message: string, options?: { cause?: unknown; reason?: string }) {
     super(message, options)
     this.name = 'ToolGateError'
     this.code = code
+    if (options?.reason !== undefined) this.reason = options.reason
   }
 }
 

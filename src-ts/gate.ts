@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
-import { extname } from 'node:path'
+import { dirname, extname, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 
+import { AuditTrail, type AuditSinks } from './audit/trail'
+import { prepareConfig } from './config-host'
 import { bareContextText, contextText } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest } from './engines'
 import { toToolGateError, ToolGateError } from './errors'
@@ -31,9 +33,15 @@ interface Facts {
   action?: string
   resource?: string
   confirmation?: Verdict['confirmation']
+  receipt?: string
+  shadow?: boolean
+  wouldBe?: Reason
   /** Stage one only: the rules' answer the engines are asked about. */
   engine?: string
 }
+
+/** The config file's folder while `fromFile` constructs its gate (paths in the config resolve against it). */
+let fromFileDir: string | undefined
 
 /** Answers the engines for one request (sync or async flavour of the same rules). */
 type Ask = (request: EngineRequest) => EngineAnswer | Promise<EngineAnswer>
@@ -58,6 +66,7 @@ export class ToolGate {
   readonly #engines: readonly PolicyEngine[] | undefined
   readonly #engineTimeoutMs: number
   readonly #onEngineError: ToolGateOptions['onEngineError']
+  readonly #audit: AuditTrail | undefined
 
   /**
    * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
@@ -65,6 +74,8 @@ export class ToolGate {
    * plugs policy engines in (asked in order after the built-in rules; see {@link ToolGateOptions}).
    */
   constructor(config: ToolGateConfig | string, options?: ToolGateOptions) {
+    const baseDir = fromFileDir
+    fromFileDir = undefined
     const engines = options?.engines
     if (engines !== undefined && (!Array.isArray(engines) || engines.some((e) => typeof e !== 'function'))) {
       throw new ToolGateError('E_CONFIG', 'options.engines: expected an array of functions')
@@ -80,8 +91,14 @@ export class ToolGate {
     }
     this.#onEngineError = options?.onEngineError
     let text: string
+    let parsed: unknown
     if (typeof config === 'string') {
       text = config
+      try {
+        parsed = JSON.parse(config)
+      } catch {
+        parsed = undefined // the core names the syntax error
+      }
     } else {
       if (config === null || typeof config !== 'object') {
         throw new ToolGateError('E_CONFIG', `config: expected an object or JSON text, got ${config === null ? 'null' : typeof config}`)
@@ -91,6 +108,17 @@ export class ToolGate {
       } catch (err) {
         throw new ToolGateError('E_CONFIG', `config: cannot be serialized to JSON (${(err as Error).message})`, { cause: err })
       }
+      parsed = config
+    }
+    let sinks: AuditSinks | undefined
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const prepared = prepareConfig(parsed as Record<string, unknown>, baseDir, text)
+      text = prepared.text
+      sinks = prepared.audit
+    }
+    if (options?.onAudit !== undefined) {
+      if (typeof options.onAudit !== 'function') throw new ToolGateError('E_CONFIG', 'options.onAudit: expected a function')
+      sinks = { ...sinks, onAudit: options.onAudit }
     }
     this.#native = native()
     const { BindingGate: Binding, check } = this.#native
@@ -98,6 +126,13 @@ export class ToolGate {
       this.#binding = new Binding(text)
     } catch (err) {
       throw toToolGateError(err, 'E_CONFIG')
+    }
+    const configHash = this.#binding.auditConfigHash
+    if (configHash != null) {
+      const binding = this.#binding
+      this.#audit = new AuditTrail({ drain: () => binding.drainAudit(), setFailed: (f) => binding.setAuditFailed(f), configHash }, sinks ?? {})
+    } else if (sinks?.onAudit !== undefined) {
+      throw new ToolGateError('E_CONFIG', 'options.onAudit: the config has no `audit` block (add `"audit": {}` to record decisions)')
     }
     this.#handle = this.#binding.handle
     this.#check = check
@@ -109,6 +144,7 @@ export class ToolGate {
    * `ToolGateError` `E_CONFIG` naming the file.
    */
   static fromFile(path: string, options?: ToolGateOptions): ToolGate {
+    const dir = dirname(resolve(path))
     let raw: string
     try {
       raw = readFileSync(path, 'utf8')
@@ -125,11 +161,27 @@ export class ToolGate {
       }
     }
     try {
+      fromFileDir = dir
       return new ToolGate(text, options)
     } catch (err) {
       const e = toToolGateError(err, 'E_CONFIG')
       throw new ToolGateError(e.code, `config file ${path}: ${e.message}`, { cause: err })
     }
+  }
+
+  /** The receipts' verifying key (base64url, 32 bytes); `undefined` unless receipts are configured. */
+  get publicKey(): string | undefined {
+    return this.#binding.publicKey ?? undefined
+  }
+
+  /** Audit records lost since the gate was built (only with `audit.onFailure: "allow"` can calls run without one). */
+  get auditDropped(): number {
+    return this.#binding.auditDropped
+  }
+
+  /** Writes every buffered audit record out now (a no-op without an `audit` block). */
+  async flush(): Promise<void> {
+    this.#audit?.flush()
   }
 
   /** The declared tool names, in config order. */
@@ -152,6 +204,7 @@ export class ToolGate {
     }
     if (this.#engines === undefined) {
       const wire = c === '' ? this.#check(this.#handle, String(tool), text) : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+      this.#audit?.decided(1)
       return this.#fromWire(tool, wire, text)
     }
     const engines = this.#engines
@@ -216,7 +269,10 @@ export class ToolGate {
     const facts: Facts = {}
     const first = this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, '')), text, facts)
     if (facts.engine === undefined) return first
-    const finish = (a: EngineAnswer): Verdict => this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, a)), text)
+    const finish = (a: EngineAnswer): Verdict => {
+      this.#audit?.decided(1)
+      return this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, a)), text)
+    }
     const answer = ask(engineRequest(String(tool), first.arguments ?? {}, facts, ctx ?? {}))
     return isPromise(answer) ? answer.then(finish) : finish(answer)
   }
@@ -270,6 +326,8 @@ export class ToolGate {
         return this.#native.guard(this.#handle, dialect, text, options === '{}' ? '' : options)
       } catch (err) {
         throw toToolGateError(err, 'E_PAYLOAD')
+      } finally {
+        this.#audit?.decided(1)
       }
     }
     if (ask === undefined) return readTurnWire(run(undefined), payload, text)
@@ -359,6 +417,11 @@ function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {
   if (f.action !== undefined) v.action = f.action
   if (f.resource !== undefined) v.resource = f.resource
   if (f.confirmation !== undefined) v.confirmation = f.confirmation
+  if (f.receipt !== undefined) v.receipt = f.receipt
+  if (f.shadow) {
+    v.shadow = true
+    v.wouldBe = f.wouldBe
+  }
   if (out !== undefined) Object.assign(out, f)
   return v
 }

@@ -5,7 +5,9 @@
 export { ToolGate, defineConfig } from './gate'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'
+export { verifyReceipt, type ReceiptClaims, type ReceiptExpectation } from './receipt'
 export type {
+  AuditConfig,
   CallContext,
   Dialect,
   EngineAnswer,

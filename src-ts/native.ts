@@ -7,6 +7,8 @@ import type {
   check as checkFn,
   checkAs as checkAsFn,
   confirm as confirmFn,
+  verifyReceipt as verifyReceiptFn,
+  generateReceiptKey as generateReceiptKeyFn,
   filterTools as filterToolsFn,
   guard as guardFn,
   visibleTools as visibleToolsFn,
@@ -19,6 +21,8 @@ type BindingModule = {
   check: typeof checkFn
   checkAs: typeof checkAsFn
   confirm: typeof confirmFn
+  verifyReceipt: typeof verifyReceiptFn
+  generateReceiptKey: typeof generateReceiptKeyFn
   guard: typeof guardFn
   filterTools: typeof filterToolsFn
   visibleTools: typeof visibleToolsFn

@@ -16,6 +16,9 @@ interface WireCall {
   confirmation?: TurnCall['confirmation']
   /** Stage one of a gate with engines: the rules' answer the engines are asked about. */
   engine?: string
+  receipt?: string
+  shadow?: boolean
+  wouldBe?: Reason
 }
 
 /** A repair to write into the caller's payload: `calls[call]`'s arguments at `path` (as JSON text when `asText`). */
@@ -75,6 +78,11 @@ function readCall(c: WireCall): TurnCall {
   if (c.action !== undefined) v.action = c.action
   if (c.resource !== undefined) v.resource = c.resource
   if (c.confirmation !== undefined) v.confirmation = c.confirmation
+  if (c.receipt !== undefined) v.receipt = c.receipt
+  if (c.shadow) {
+    v.shadow = true
+    v.wouldBe = c.wouldBe
+  }
   return v
 }
 

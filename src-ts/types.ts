@@ -92,9 +92,12 @@ export interface Verdict {
   action?: string
   resource?: string
   confirmation?: { token: string; expiresAt: string; summary: string }
+  /** Iff allowed and receipts are configured: a compact JWS (EdDSA) naming this call; see `verifyReceipt`. */
   receipt?: string
+  /** Shadow mode: let through although enforcement would have refused it. */
   shadow?: boolean
-  wouldBe?: string
+  /** Shadow mode: the reason enforcement would have refused with. */
+  wouldBe?: Reason
 }
 
 /** One declared tool. MCP and OpenAI tool definitions can be pasted (`description`, `title`, `annotations` are informational). */
@@ -120,6 +123,8 @@ export interface ToolConfig {
   resource?: string
   /** Per-argument policy: `glob` the value must match (`arg_glob`); `pin` sets it from the caller (`'subject'` or `'identity.<fact>'`). */
   args?: Record<string, { glob?: string; pin?: 'subject' | `identity.${string}` }>
+  /** This tool's mode (overrides the gate's `mode`). */
+  mode?: 'enforce' | 'shadow'
   /** `'operator'`: never callable from the visitor surface (`surface`). Default `'visitor'`. */
   surface?: 'visitor' | 'operator'
   /** Loop guard for this tool (overrides the gate's). */
@@ -205,6 +210,11 @@ export interface ToolGateOptions {
    * returns or throws changes nothing.
    */
   onEngineError?: (error: unknown, request: EngineRequest, engineIndex: number) => void
+  /**
+   * Also hands every audit record (one JSON line, without its newline, hash-chained) to this
+   * function, besides the sinks the config's `audit` block names. Needs an `audit` block.
+   */
+  onAudit?: (line: string) => void
 }
 
 /** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
@@ -232,6 +242,30 @@ export interface ToolGateConfig {
   confirm?: { ttlSeconds?: number }
   /** In-memory state bounds: sessions kept (LRU, default 100000); a forgotten session counts as tainted at the top label. */
   state?: { maxSessions?: number }
+  /** `'shadow'`: policy-level refusals (`deny_rule`, `no_rule`, `engine`, `loop`, `taint`) are recorded but let through (`shadow`, `wouldBe` on the verdict). Default `'enforce'`. */
+  mode?: 'enforce' | 'shadow'
+  /** Signed receipts for allowed calls (`verdict.receipt`, `gate.publicKey`): the ed25519 seed from an environment variable, a file (relative to the config file) or inline (base64url); none of them: a key generated at start. */
+  receipts?: { privateKeyEnv?: string; privateKeyFile?: string; privateKey?: string; ttlSeconds?: number }
+  /** The decision log (docs/audit.md). */
+  audit?: AuditConfig
+}
+
+/** `audit`: where decision records go and what they hold. */
+export interface AuditConfig {
+  /** Append records to this JSONL file (relative to the config file with `fromFile`). */
+  jsonl?: string
+  /** Also write records to standard output. */
+  stdout?: boolean
+  /** Start a new file past this size, continuing the hash chain. */
+  maxFileBytes?: number
+  /** Records hold the arguments themselves (default false: only their hash). Needed by `toolgate replay`. */
+  includeArguments?: boolean
+  /** Argument keys whose values are replaced by `"[redacted]"` at any depth. */
+  redact?: string[]
+  /** `'deny'` (default): calls are refused (`audit_unavailable`) while records cannot be kept; `'allow'`: they run and every lost record is counted. */
+  onFailure?: 'deny' | 'allow'
+  /** Records held in memory before they are written (default 65536). */
+  bufferRecords?: number
 }
 
 /** Options of {@link ToolGate.guard}: the dialect to read (or `'auto'`), and who is calling. */

@@ -92,7 +92,15 @@ impl Gate {
             None => RuleVerdict::Allow { confirm: None },
             Some(p) => p.decide(&t.candidates, &call_scope(who, t, args, resource.as_deref()), who.persona),
         };
+        // shadow mode: a policy-level refusal is remembered (the first one is what enforcement
+        // would have answered) and the call goes on through the later stages
+        let mut would_be: Option<Reason> = None;
+        let shadow = decl.shadow;
         let confirm_rule = match rules {
+            RuleVerdict::Deny(_) if shadow => {
+                would_be = Some(Reason::DenyRule);
+                Some(None)
+            }
             RuleVerdict::Deny(_) => {
                 let m = format!("Not permitted: policy denies `{}`{} for this caller. Do not retry; choose another approach or ask the user.", t.name, on(&resource));
                 return self.refuse(t, Reason::DenyRule, m, resource);
@@ -106,14 +114,26 @@ impl Gate {
                 return self.with_facts(t, v, resource, true);
             }
             (Stage::Full, Some(c)) => c,
+            (Stage::Full, None) if shadow && !needs_subject(&rules) => {
+                would_be.get_or_insert(Reason::NoRule);
+                None
+            }
             (Stage::Full, None) => return self.no_rule(t, rules, resource),
             (Stage::Answers(answers), c) => match (answers.get(who.index).copied().unwrap_or(EngineAnswer::Deny), c) {
+                (EngineAnswer::Deny, c) if shadow => {
+                    would_be.get_or_insert(Reason::Engine);
+                    c.flatten()
+                }
                 (EngineAnswer::Deny, _) => {
                     let m = format!("Not permitted: the policy engine refused `{}`{} for this caller. Do not retry; ask the user.", t.name, on(&resource));
                     return self.refuse(t, Reason::Engine, m, resource);
                 }
                 (EngineAnswer::Allow, c) => c.flatten(),
                 (EngineAnswer::Delegate, Some(c)) => c,
+                (EngineAnswer::Delegate, None) if shadow && !needs_subject(&rules) => {
+                    would_be.get_or_insert(Reason::NoRule);
+                    None
+                }
                 (EngineAnswer::Delegate, None) => return self.no_rule(t, rules, resource),
             },
         };
@@ -124,7 +144,9 @@ impl Gate {
         if let (Some(l), Some(key)) = (loop_guard, loop_key) {
             let since = who.now_ms.saturating_sub(l.window_seconds.saturating_mul(1000));
             let seen = store.loop_count(scope_key, key, since);
-            if seen >= l.max_identical {
+            if seen >= l.max_identical && shadow {
+                would_be.get_or_insert(Reason::Loop);
+            } else if seen >= l.max_identical {
                 let m = format!(
                     "You have already called `{}` with these exact arguments {seen} times in the last {} seconds; repeating it will not change the result. Change course: use the results you have, change the arguments, or ask the user.",
                     t.name, l.window_seconds
@@ -134,7 +156,9 @@ impl Gate {
         }
         if let Some(max) = decl.sink {
             let level = store.taint(scope_key);
-            if level == EVICTED || level > max {
+            if (level == EVICTED || level > max) && shadow {
+                would_be.get_or_insert(Reason::Taint);
+            } else if level == EVICTED || level > max {
                 let held = if level == EVICTED { "data this gate no longer tracks (treated as the most sensitive)".to_owned() } else { format!("data labelled `{}`", self.label(level)) };
                 let m = format!(
                     "Not permitted: this session has read {held}, and `{}` may only carry data up to `{}`. Do not send that data out; ask the user.",
@@ -148,8 +172,14 @@ impl Gate {
             Some(false) => false,
             None => decl.writes,
         };
+        v.shadow = would_be.is_some();
+        v.would_be = would_be;
         if needs_confirm && !who.confirming {
             return self.ask_confirmation(t, v, who, resource);
+        }
+        if self.audit().is_some_and(|a| !a.admits()) {
+            let m = format!("`{}` cannot run now: its decision cannot be recorded. Try again later.", t.name);
+            return self.refuse(t, Reason::AuditUnavailable, m, resource);
         }
         if let (Some(l), Some(key)) = (loop_guard, loop_key) {
             store.loop_record(scope_key, key, who.now_ms, l.max_identical.saturating_add(1));
@@ -220,8 +250,12 @@ impl Gate {
         if t.decl.operator && !who.ctx.is_operator() {
             return (Some(p.tool), self.surface_refusal(t));
         }
+        let started = std::time::Instant::now();
         let v = Verdict::allow(p.arguments, p.flags, false);
-        (Some(p.tool), self.authorize(t, v, &Who { confirming: true, ..*who }))
+        let v = self.authorize(t, v, &Who { confirming: true, ..*who });
+        let origin = crate::record::Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool: &p.tool, raw: crate::audit::RawArgs::None, started, step: Some("confirm") };
+        let v = self.finish(who, origin, v);
+        (Some(p.tool), v)
     }
 
     /// The refusal of an operator tool called from the visitor surface.
@@ -232,6 +266,10 @@ impl Gate {
 
 fn call_scope<'a>(who: &Who<'a>, t: &'a Tool, args: &'a Map<String, Value>, resource: Option<&'a str>) -> Scope<'a> {
     Scope { tool: Some(&t.name), action: Some(&t.decl.action), resource, args: Some(args), ..crate::policy::caller_scope(who.ctx, who.now_ms) }
+}
+
+fn needs_subject(rules: &RuleVerdict) -> bool {
+    matches!(rules, RuleVerdict::NoRule { needed_subject: true })
 }
 
 fn on(resource: &Option<String>) -> String {

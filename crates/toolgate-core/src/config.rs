@@ -1,8 +1,7 @@
 //! The config a gate is built from (SPEC.md "Config"). Unknown keys are errors.
 //!
-//! Keys of the contract that this version does not enforce yet (`mode`, `receipts`, `audit`)
-//! are refused with `E_CONFIG` rather than silently ignored: a gate must never look stricter
-//! than it is.
+//! Unknown keys are refused with `E_CONFIG`, never silently ignored: a gate must never look
+//! stricter than it is.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -41,6 +40,89 @@ pub struct Config {
     /// Bounds of the in-memory state (loop counters, taint, confirmation tokens).
     #[serde(default)]
     pub state: StateConfig,
+    /// `enforce` (default) or `shadow`: policy-level refusals recorded but let through.
+    #[serde(default)]
+    pub mode: Mode,
+    /// Signed receipts for allowed calls; absent means none.
+    #[serde(default)]
+    pub receipts: Option<ReceiptsConfig>,
+    /// The audit log; absent means no records.
+    #[serde(default)]
+    pub audit: Option<AuditConfig>,
+}
+
+/// Whether policy-level refusals are enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Refusals refuse.
+    #[default]
+    Enforce,
+    /// `deny_rule`, `no_rule`, `engine`, `loop` and `taint` are recorded (`shadow`, `wouldBe`)
+    /// but the call is let through; unknown tools and bad arguments are refused in every mode.
+    Shadow,
+}
+
+/// `receipts`: where the signing key comes from (the host resolves `privateKeyEnv` and
+/// `privateKeyFile` into `privateKey` before the core sees the config; none of the three means
+/// a key generated at start).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReceiptsConfig {
+    /// Name of the environment variable holding the seed (resolved by the host).
+    #[serde(default)]
+    pub private_key_env: Option<String>,
+    /// File holding the seed (resolved by the host, relative to the config file).
+    #[serde(default)]
+    pub private_key_file: Option<String>,
+    /// The ed25519 seed, base64url.
+    #[serde(default)]
+    pub private_key: Option<String>,
+    /// Receipt lifetime (default 300 s).
+    #[serde(default = "default_ttl")]
+    pub ttl_seconds: u64,
+}
+
+/// What happens to a call when the audit log cannot record it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    /// Refuse calls (`audit_unavailable`) until the sink recovers (default).
+    #[default]
+    Deny,
+    /// Let calls through; every dropped record is counted.
+    Allow,
+}
+
+/// `audit`: the decision log.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AuditConfig {
+    /// Append records to this JSONL file (written by the host; relative to the config file).
+    #[serde(default)]
+    pub jsonl: Option<String>,
+    /// Also write records to standard output (host).
+    #[serde(default)]
+    pub stdout: bool,
+    /// Start a new file past this size, continuing the hash chain (host; default: never).
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+    /// Records hold the (repaired) arguments themselves; default false (only their hash).
+    #[serde(default)]
+    pub include_arguments: bool,
+    /// Argument keys whose values are replaced by `"[redacted]"` at any depth.
+    #[serde(default)]
+    pub redact: Vec<String>,
+    /// `deny` (default) or `allow`.
+    #[serde(default)]
+    pub on_failure: OnFailure,
+    /// Records held before the host writes them out (default 65536).
+    #[serde(default = "default_buffer")]
+    pub buffer_records: usize,
+}
+
+fn default_buffer() -> usize {
+    65_536
 }
 
 /// `policy`: personas and rules. Present means deny by default.
@@ -246,6 +328,9 @@ pub struct ToolConfig {
     /// The taint this tool may run under.
     #[serde(default)]
     pub sink: Option<SinkConfig>,
+    /// This tool's mode (overrides the gate's).
+    #[serde(default)]
+    pub mode: Option<Mode>,
 }
 
 /// Bounds on arguments, applied before anything else reads them.
@@ -346,6 +431,21 @@ impl Config {
         if self.confirm.ttl_seconds == 0 || self.confirm.ttl_seconds > 86_400 {
             return Err(GateError::Config(format!("config at `confirm.ttlSeconds`: must be between 1 and 86400, got {}", self.confirm.ttl_seconds)));
         }
+        if let Some(r) = &self.receipts {
+            if r.ttl_seconds == 0 || r.ttl_seconds > 86_400 {
+                return Err(GateError::Config(format!("config at `receipts.ttlSeconds`: must be between 1 and 86400, got {}", r.ttl_seconds)));
+            }
+            if r.private_key.is_none() && (r.private_key_env.is_some() || r.private_key_file.is_some()) {
+                return Err(GateError::Config(
+                    "config at `receipts`: privateKeyEnv / privateKeyFile must be resolved into privateKey by the host (ToolGate does this)".into(),
+                ));
+            }
+        }
+        if let Some(a) = &self.audit {
+            if a.buffer_records == 0 || a.buffer_records > 10_000_000 {
+                return Err(GateError::Config(format!("config at `audit.bufferRecords`: must be between 1 and 10000000, got {}", a.buffer_records)));
+            }
+        }
         if self.state.max_sessions == 0 || self.state.max_sessions > 10_000_000 {
             return Err(GateError::Config(format!("config at `state.maxSessions`: must be between 1 and 10000000, got {}", self.state.max_sessions)));
         }
@@ -378,9 +478,9 @@ mod tests {
     }
 
     #[test]
-    fn unimplemented_contract_keys_fail_closed() {
-        let e = Config::from_json(r#"{"tools":[],"audit":{"jsonl":"a.jsonl"}}"#).unwrap_err();
-        assert!(e.to_string().contains("audit"), "{e}");
+    fn misspelled_keys_fail_closed() {
+        let e = Config::from_json(r#"{"tools":[],"audit":{"jsonl":"a.jsonl","includeArgs":true}}"#).unwrap_err();
+        assert!(e.to_string().contains("includeArgs"), "{e}");
         let e = Config::from_json(r#"{"tools":[{"name":"a","writs":true}]}"#).unwrap_err();
         assert!(e.to_string().contains("writs"), "{e}");
     }

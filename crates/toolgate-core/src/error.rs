@@ -14,15 +14,20 @@ pub enum GateError {
     /// An unknown dialect, or `auto` cannot tell.
     #[error("{0}")]
     Dialect(String),
+    /// A receipt failed verification; the first field is the stable reason
+    /// (`bad_signature`, `expired` …), the second the message.
+    #[error("{1}")]
+    Receipt(&'static str, String),
 }
 
 impl GateError {
-    /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`).
+    /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`, `E_RECEIPT`).
     pub fn code(&self) -> &'static str {
         match self {
             GateError::Config(_) => "E_CONFIG",
             GateError::Payload(_) => "E_PAYLOAD",
             GateError::Dialect(_) => "E_DIALECT",
+            GateError::Receipt(..) => "E_RECEIPT",
         }
     }
 }

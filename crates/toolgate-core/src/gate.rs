@@ -14,6 +14,9 @@ use crate::policy::tool::ToolPolicy;
 use crate::policy::Policy;
 use crate::state::memory::MemoryStore;
 use crate::state::{Level, StateStore};
+use crate::audit::{AuditLog, RawArgs};
+use crate::receipt::ReceiptKey;
+use crate::record::Origin;
 use crate::time::Clock;
 use crate::json::parse::{parse_str_info, Limits, ParseError};
 use crate::json::depth_of;
@@ -53,6 +56,15 @@ pub struct Gate {
     confirm_ttl_ms: u64,
     store: Arc<dyn StateStore>,
     clock: Clock,
+    receipts: Option<Receipts>,
+    audit: Option<Arc<AuditLog>>,
+}
+
+/// The receipt signer of a gate.
+#[derive(Debug, Clone)]
+pub(crate) struct Receipts {
+    pub(crate) key: ReceiptKey,
+    pub(crate) ttl_seconds: u64,
 }
 
 /// The context of a call made with no context at all.
@@ -63,19 +75,25 @@ fn open_object_schema() -> Value {
 }
 
 impl Gate {
-    /// Builds a gate from config JSON text. Every schema is compiled here, once.
+    /// Builds a gate from config JSON text. Every schema is compiled here, once; the text's
+    /// hash is the `configHash` of audit records.
     pub fn from_json(text: &str) -> Result<Gate, GateError> {
-        Gate::new(Config::from_json(text)?)
+        Gate::build(Config::from_json(text)?, text)
     }
 
     /// Builds a gate from a parsed config.
     pub fn new(config: Config) -> Result<Gate, GateError> {
+        Gate::build(config, "")
+    }
+
+    fn build(config: Config, text: &str) -> Result<Gate, GateError> {
         let limits = config.parse_limits();
         let max_payload_bytes = config.limits.max_payload_bytes;
         let mut tools = Vec::with_capacity(config.tools.len());
         let mut by_name = AHashMap::with_capacity(config.tools.len());
         for (i, t) in config.tools.iter().enumerate() {
-            let decl = ToolPolicy::compile(t, i, &config.labels)?;
+            let mut decl = ToolPolicy::compile(t, i, &config.labels)?;
+            decl.shadow = t.mode.unwrap_or(config.mode) == crate::config::Mode::Shadow;
             let schema_value = t.input_schema.clone().unwrap_or_else(open_object_schema);
             let schema = CompiledSchema::compile(&t.name, &schema_value)?;
             by_name.insert(t.name.clone(), tools.len());
@@ -103,7 +121,35 @@ impl Gate {
             confirm_ttl_ms: config.confirm.ttl_seconds.saturating_mul(1000),
             store: Arc::new(MemoryStore::new(config.state.max_sessions)),
             clock: Clock::system(),
+            receipts: match &config.receipts {
+                None => None,
+                Some(r) => {
+                    let key = match &r.private_key {
+                        Some(seed) => ReceiptKey::from_seed(seed).map_err(|e| GateError::Config(format!("config at `receipts.privateKey`: {e}")))?,
+                        None => ReceiptKey::generate().map_err(|e| GateError::Config(format!("config at `receipts`: no key could be generated: {e}")))?,
+                    };
+                    Some(Receipts { key, ttl_seconds: r.ttl_seconds })
+                }
+            },
+            audit: match &config.audit {
+                None => None,
+                Some(a) => Some(Arc::new(AuditLog::new(a, text).map_err(|e| GateError::Config(format!("config at `audit`: {e}")))?)),
+            },
         })
+    }
+
+    pub(crate) fn receipts(&self) -> Option<&Receipts> {
+        self.receipts.as_ref()
+    }
+
+    /// The audit log, when the config has an `audit` block.
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_deref()
+    }
+
+    /// The receipts' verifying key (base64url), when receipts are configured.
+    pub fn public_key(&self) -> Option<&str> {
+        self.receipts.as_ref().map(|r| r.key.public_key())
     }
 
     /// The same gate reading another clock (tests of expiry and windows).
@@ -185,8 +231,19 @@ impl Gate {
     }
 
     /// Decides one call: `args` is the raw JSON text the model sent (empty means `{}`); `who`
-    /// is the caller. The whole pipeline of SPEC.md, in order.
+    /// is the caller. The whole pipeline of SPEC.md, in order, then the receipt and the audit
+    /// record (the call id is the context's `callId`).
     pub fn check_as(&self, tool: &str, args: &str, who: &Who<'_>) -> Verdict {
+        let started = std::time::Instant::now();
+        let v = self.decide_text(tool, args, who);
+        let raw = if self.audit.as_ref().is_some_and(|a| a.includes_arguments()) { RawArgs::Text(args) } else { RawArgs::None };
+        let origin = Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool, raw, started, step: None };
+        self.finish(who, origin, v)
+    }
+
+    /// [`Gate::check_as`] without the receipt and the record (a turn's calls are finished by
+    /// `guard`, which knows their ids and dialect).
+    pub(crate) fn decide_text(&self, tool: &str, args: &str, who: &Who<'_>) -> Verdict {
         let Some(t) = self.tool(tool) else {
             return self.unknown(tool, who);
         };
@@ -207,6 +264,7 @@ impl Gate {
     /// Decides one call whose arguments arrived already parsed (an object in a payload, such as
     /// Anthropic `input`). `big_integer`: some number in them may lie beyond the i64 range.
     /// The same rules as [`Gate::check_as`] apply, depth included; size is the caller's to bound.
+    /// Not signed or recorded: the caller finishes it ([`Gate::finish`]).
     pub fn check_value(&self, tool: &str, args: Value, big_integer: bool, who: &Who<'_>) -> Verdict {
         let Some(t) = self.tool(tool) else {
             return self.unknown(tool, who);
@@ -335,16 +393,20 @@ impl Gate {
     /// Refuses arguments the host could not turn into JSON text (a cycle, a BigInt, a
     /// function), after the unknown-tool check, as `bad_arguments`.
     pub fn check_unreadable(&self, tool: &str, detail: &str, who: &Who<'_>) -> Verdict {
-        match self.tool(tool) {
-            None => return self.unknown(tool, who),
-            Some(t) if t.decl.operator && !who.ctx.is_operator() => return self.surface_refusal(t),
-            Some(_) => {}
-        }
-        let detail: String = detail.chars().take(200).collect();
-        Verdict::rejected(
-            Reason::BadArguments,
-            format!("Invalid arguments for tool `{tool}`: they could not be read as JSON ({detail}). {OBJECT_FIX}"),
-        )
+        let started = std::time::Instant::now();
+        let v = match self.tool(tool) {
+            None => self.unknown(tool, who),
+            Some(t) if t.decl.operator && !who.ctx.is_operator() => self.surface_refusal(t),
+            Some(_) => {
+                let detail: String = detail.chars().take(200).collect();
+                Verdict::rejected(
+                    Reason::BadArguments,
+                    format!("Invalid arguments for tool `{tool}`: they could not be read as JSON ({detail}). {OBJECT_FIX}"),
+                )
+            }
+        };
+        let origin = Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool, raw: RawArgs::None, started, step: None };
+        self.finish(who, origin, v)
     }
 
     /// The full path: repair (or, for strict tools, only look for problems), then the

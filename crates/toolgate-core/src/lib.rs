@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod authorize;
 pub mod config;
 pub mod context;
@@ -19,6 +20,8 @@ pub mod error;
 pub mod gate;
 pub mod json;
 pub mod policy;
+pub mod receipt;
+pub mod record;
 pub mod schema;
 pub mod state;
 pub mod stream;

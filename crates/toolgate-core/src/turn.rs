@@ -6,7 +6,9 @@ use ahash::AHashSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::audit::RawArgs;
 use crate::authorize::Who;
+use crate::record::Origin;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::gate::Gate;
@@ -92,6 +94,20 @@ impl Gate {
     /// [`Gate::guard`] for a caller: calls are decided in payload order, so an allowed labelled
     /// call taints the session before a later sink in the same turn is decided.
     pub fn guard_as(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
+        let result = self.guard_inner(choice, payload, opts, who);
+        if let (Err(e), Some(log)) = (&result, self.audit()) {
+            if !matches!(who.stage, crate::authorize::Stage::Ask) {
+                let d = match choice {
+                    DialectChoice::Is(d) => Some(d.as_str()),
+                    DialectChoice::Auto => None,
+                };
+                log.record_error(who.ctx, d, e.code(), &e.to_string(), who.now_ms);
+            }
+        }
+        result
+    }
+
+    fn guard_inner(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
         let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes())
             .map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
@@ -110,14 +126,30 @@ impl Gate {
                 None => return Err(dialect::shape::broken(d, &path, problem_text(&problem))),
             }
         }
+        let keep_raw = self.audit().is_some_and(|a| a.includes_arguments());
         let verdicts = found
             .calls
             .iter_mut()
             .zip(broken)
             .enumerate()
-            .map(|(i, (call, problem))| match problem {
-                Some(p) => self.refuse_arguments(&call.tool, &p, who),
-                None => self.check_call(call, parsed.big_integer, check_size, &who.at(i)),
+            .map(|(i, (call, problem))| {
+                let started = std::time::Instant::now();
+                let who = who.at(i);
+                let raw_value = match (&call.args, keep_raw) {
+                    (Args::Value(v), true) => Some(v.clone()),
+                    _ => None,
+                };
+                let v = match problem {
+                    Some(p) => self.refuse_arguments(&call.tool, &p, &who),
+                    None => self.check_call(call, parsed.big_integer, check_size, &who),
+                };
+                let raw = match (&raw_value, &call.args, keep_raw) {
+                    (Some(v), _, _) => RawArgs::Value(v),
+                    (None, Args::Text(t), true) => RawArgs::Text(t),
+                    _ => RawArgs::None,
+                };
+                let origin = Origin { dialect: Some(d), call_id: Some(&call.call_id), tool: &call.tool, raw, started, step: None };
+                self.finish(&who, origin, v)
             })
             .collect();
         self.finish_turn(d, parsed.value, found, verdicts)
@@ -130,8 +162,8 @@ impl Gate {
             return Verdict::rejected(crate::verdict::Reason::BadArguments, what.clone());
         }
         match &mut call.args {
-            Args::Text(text) => self.check_as(&call.tool, text, who),
-            Args::Missing => self.check_as(&call.tool, "", who),
+            Args::Text(text) => self.decide_text(&call.tool, text, who),
+            Args::Missing => self.decide_text(&call.tool, "", who),
             Args::Value(v) => {
                 if check_size {
                     let bytes = serialized_len(v);
@@ -324,6 +356,12 @@ struct WireCall<'a> {
     /// Stage::Ask only: the rules' answer the engines are asked about.
     #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    shadow: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    would_be: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -348,6 +386,9 @@ impl<'a> WireCall<'a> {
             resource: c.verdict.resource.as_deref(),
             confirmation: c.verdict.confirmation.as_ref(),
             engine: c.verdict.engine_question.map(|q| q.as_str()),
+            receipt: c.verdict.receipt.as_deref(),
+            shadow: c.verdict.shadow,
+            would_be: c.verdict.would_be.map(|r| r.as_str()),
         }
     }
 }

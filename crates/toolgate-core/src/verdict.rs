@@ -132,6 +132,15 @@ pub struct Verdict {
     /// Outcome `confirm` only: the host-only one-time token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<Confirmation>,
+    /// Iff allowed and receipts are configured: the signed receipt (compact JWS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<String>,
+    /// Shadow mode: this call was let through although enforcement would have refused it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shadow: bool,
+    /// Shadow mode: the reason enforcement would have refused with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be: Option<Reason>,
     /// Set when the gate stopped at the engine stage (`Stage::AskEngines`): the built-in rules'
     /// result the plugged engines are asked about. Never set on a final verdict.
     #[serde(skip)]
@@ -187,6 +196,9 @@ impl Verdict {
             action: None,
             resource: None,
             confirmation: None,
+            receipt: None,
+            shadow: false,
+            would_be: None,
             engine_question: None,
         }
     }
@@ -210,6 +222,9 @@ impl Verdict {
             action: None,
             resource: None,
             confirmation: None,
+            receipt: None,
+            shadow: false,
+            would_be: None,
             engine_question: None,
         }
     }

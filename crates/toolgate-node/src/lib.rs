@@ -38,11 +38,17 @@ struct Facts<'a> {
     confirmation: Option<&'a Confirmation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     engine: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    shadow: bool,
+    #[serde(rename = "wouldBe", skip_serializing_if = "Option::is_none")]
+    would_be: Option<&'static str>,
 }
 
 /// The verdict's policy facts as compact JSON, or `None` when it has none.
 fn facts(v: &Verdict) -> Option<String> {
-    if v.action.is_none() && v.resource.is_none() && v.confirmation.is_none() && v.engine_question.is_none() {
+    if v.action.is_none() && v.resource.is_none() && v.confirmation.is_none() && v.engine_question.is_none() && v.receipt.is_none() && !v.shadow {
         return None;
     }
     serde_json::to_string(&Facts {
@@ -50,6 +56,9 @@ fn facts(v: &Verdict) -> Option<String> {
         resource: v.resource.as_deref(),
         confirmation: v.confirmation.as_ref(),
         engine: v.engine_question.map(|q| q.as_str()),
+        receipt: v.receipt.as_deref(),
+        shadow: v.shadow,
+        would_be: v.would_be.map(|r| r.as_str()),
     })
     .ok()
 }
@@ -199,6 +208,38 @@ impl BindingGate {
         self.gate.mark_session(&session, &label).map_err(to_js_error)
     }
 
+    /// Takes the buffered audit records (each line ending in `\n`; `""` when none or no audit).
+    #[napi]
+    pub fn drain_audit(&self) -> String {
+        catch_unwind(AssertUnwindSafe(|| self.gate.audit().map(|a| a.drain()).unwrap_or_default())).unwrap_or_default()
+    }
+
+    /// The host's audit sink failed (`true`) or recovered (`false`).
+    #[napi]
+    pub fn set_audit_failed(&self, failed: bool) {
+        if let Some(a) = self.gate.audit() {
+            a.set_failed(failed);
+        }
+    }
+
+    /// The config's hash as audit records carry it (`None` without an `audit` block).
+    #[napi(getter)]
+    pub fn audit_config_hash(&self) -> Option<String> {
+        self.gate.audit().map(|a| a.config_hash().to_owned())
+    }
+
+    /// Audit records lost since the gate was built (buffer full or sink failed).
+    #[napi(getter)]
+    pub fn audit_dropped(&self) -> f64 {
+        self.gate.audit().map_or(0.0, |a| a.dropped() as f64)
+    }
+
+    /// The receipts' verifying key (base64url), when receipts are configured.
+    #[napi(getter)]
+    pub fn public_key(&self) -> Option<String> {
+        self.gate.public_key().map(str::to_owned)
+    }
+
     /// Whether the config has a `policy` block (deny by default).
     #[napi(getter)]
     pub fn has_policy(&self) -> bool {
@@ -328,6 +369,33 @@ pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> 
         let args = turn_options(&options)?;
         Ok(gate.guard_as(choice, &payload, &args.opts, &gate.who(&args.ctx, args.stage()))?.to_wire_patches())
     })
+}
+
+/// Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON
+/// `{ tool?, arguments?, sub? }`. Answers the claims as JSON; throws `E_RECEIPT` whose message
+/// starts with the stable reason (`bad_signature: …`).
+#[napi]
+pub fn verify_receipt(receipt: String, public_key: String, expect: String, now_ms: f64) -> std::result::Result<String, Error<String>> {
+    let run = || -> std::result::Result<String, GateError> {
+        let exp: serde_json::Value = if expect.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&expect).map_err(|e| GateError::Config(format!("expect: {e}")))? };
+        let args = exp.get("arguments");
+        let e = toolgate_core::receipt::Expect { tool: exp.get("tool").and_then(|v| v.as_str()), arguments: args, sub: exp.get("sub").and_then(|v| v.as_str()) };
+        let now_s = if now_ms.is_finite() && now_ms > 0.0 { (now_ms / 1000.0) as u64 } else { 0 };
+        let claims = toolgate_core::receipt::verify(&receipt, &public_key, now_s, &e).map_err(|err| GateError::Receipt(err.reason(), format!("{}: {err}", err.reason())))?;
+        Ok(serde_json::to_string(&claims).unwrap_or_default())
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(to_js_error(e)),
+        Err(_) => Err(Error::new("E_RECEIPT".to_string(), "malformed: the receipt could not be read".to_string())),
+    }
+}
+
+/// A fresh receipt key pair: `{"privateKey":…,"publicKey":…,"kid":…}` (base64url), for `toolgate keygen`.
+#[napi]
+pub fn generate_receipt_key() -> std::result::Result<String, Error<String>> {
+    let key = toolgate_core::receipt::ReceiptKey::generate().map_err(|e| Error::new("E_CONFIG".to_string(), e))?;
+    Ok(serde_json::json!({ "privateKey": key.seed(), "publicKey": key.public_key(), "kid": key.kid() }).to_string())
 }
 
 /// Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;

@@ -42,6 +42,8 @@ pub struct ToolPolicy {
     pub output: Option<Level>,
     /// Highest taint this tool may run under.
     pub sink: Option<Level>,
+    /// Shadow mode for this tool (its own `mode`, else the gate's).
+    pub shadow: bool,
 }
 
 impl ToolPolicy {
@@ -95,6 +97,7 @@ impl ToolPolicy {
             loop_guard: t.loop_guard,
             output: t.output.as_ref().map(|o| label("output.label", &o.label)).transpose()?,
             sink: t.sink.as_ref().map(|s| label("sink.maxLabel", &s.max_label)).transpose()?,
+            shadow: false,
         })
     }
 

@@ -39,6 +39,17 @@ pub(crate) struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// Finishes call `i`'s verdict (receipt, audit record) and stores it.
+    fn settle(&mut self, i: usize, verdict: Verdict) {
+        let started = std::time::Instant::now();
+        let Some(t) = self.sh.call(i) else { return };
+        let keep = self.gate.audit().is_some_and(|a| a.includes_arguments());
+        let raw = if keep { crate::audit::RawArgs::Text(&t.text) } else { crate::audit::RawArgs::None };
+        let origin = crate::record::Origin { dialect: Some(self.d), call_id: Some(&t.call_id), tool: &t.tool, raw, started, step: None };
+        let verdict = self.gate.finish(&self.who.at(i), origin, verdict);
+        self.sh.decide(i, verdict);
+    }
+
     /// `E_PAYLOAD`: "{dialect} stream event #{n} ({kind}) at `{path}`: {what}".
     pub fn err(&self, path: &[Seg], what: impl Display) -> GateError {
         if self.n == 0 {
@@ -138,7 +149,7 @@ impl Cx<'_> {
                 t.text = String::new();
             }
             self.sh.release(held);
-            self.sh.decide(i, verdict);
+            self.settle(i, verdict);
             return Ok(());
         }
         self.keep(fragment.len())?;
@@ -179,8 +190,8 @@ impl Cx<'_> {
             }
         }
         let Some(t) = self.sh.calls.get(i) else { return Ok(()) };
-        let verdict = self.gate.check_as(&t.tool, &t.text, &self.who.at(i));
-        self.sh.decide(i, verdict);
+        let verdict = self.gate.decide_text(&t.tool, &t.text, &self.who.at(i));
+        self.settle(i, verdict);
         Ok(())
     }
 
@@ -218,7 +229,7 @@ impl Cx<'_> {
                 t.text = text;
             }
         }
-        self.sh.decide(i, verdict);
+        self.settle(i, verdict);
         Ok(())
     }
 
@@ -251,7 +262,7 @@ impl Cx<'_> {
             } else {
                 self.gate.unknown(&t.tool, &self.who)
             };
-            self.sh.decide(i, verdict);
+            self.settle(i, verdict);
         }
     }
 

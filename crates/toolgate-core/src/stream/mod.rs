@@ -185,8 +185,16 @@ impl GateStream {
         let result = self.push_inner(gate, event);
         if let Err(e) = &result {
             self.failed = Some(e.to_string());
+            self.record_error(gate, e);
         }
         result
+    }
+
+    /// Records a stream refused as a whole (once: a failed stream refuses everything after).
+    fn record_error(&self, gate: &Gate, e: &GateError) {
+        if let Some(log) = gate.audit() {
+            log.record_error(&self.ctx, Some(self.dialect.as_str()), e.code(), &e.to_string(), gate.now_ms());
+        }
     }
 
     fn push_inner(&mut self, gate: &Gate, event: &str) -> Result<Vec<TurnCall>, GateError> {
@@ -242,6 +250,14 @@ impl GateStream {
     /// stream cut off before its terminal event is `E_PAYLOAD` naming what was missing.
     pub fn end(mut self, gate: &Gate) -> Result<TurnReport, GateError> {
         self.refuse_failed()?;
+        let result = self.end_inner(gate);
+        if let Err(e) = &result {
+            self.record_error(gate, e);
+        }
+        result
+    }
+
+    fn end_inner(&mut self, gate: &Gate) -> Result<TurnReport, GateError> {
         let d = self.dialect;
         self.sh.completed.clear();
         let who = gate.who(&self.ctx, Stage::Full);
