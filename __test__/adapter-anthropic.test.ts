@@ -1,0 +1,245 @@
+// toolgate/anthropic end to end: the official `@anthropic-ai/sdk` client, guarded by
+// `guardAnthropic`, talks to the loopback upstream (helpers/upstream.ts), which refuses with HTTP
+// 400 any follow-up whose `tool_result` blocks do not answer every `tool_use` id exactly once at
+// the start of the next user turn, and streams when asked. The gate is real (native binding) with
+// a policy: `send_email` is declared but no rule allows it (`no_rule`), `save_note` writes
+// (`confirm`), `launch_rockets` is not declared (`unknown_tool`).
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+
+import Anthropic from '@anthropic-ai/sdk'
+import { Stream } from '@anthropic-ai/sdk/streaming'
+import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
+
+import { guardAnthropic, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/anthropic'
+import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
+import { startUpstream, type Upstream } from './helpers/upstream'
+// type-checks examples/anthropic.ts under `tsc -p .` (it is run below, not imported)
+import type * as _example from '../examples/anthropic'
+
+const config: ToolGateConfig = {
+  tools: [
+    { name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+    {
+      name: 'get_weather',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 14 } }, required: ['city'], additionalProperties: false },
+    },
+    { name: 'send_email', inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } },
+    { name: 'save_note', writes: true, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  ],
+  policy: { rules: [{ id: 'analysts', effect: 'allow', roles: ['analyst'], tools: ['search', 'get_weather', 'save_note'] }] },
+}
+const gate = new ToolGate(config)
+const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
+
+type Args = Record<string, unknown>
+type Json = Record<string, unknown>
+
+const ran: { tool: string; args: Args }[] = []
+const handlers: ToolHandlers = {
+  search: (a) => (ran.push({ tool: 'search', args: a }), { hits: [`${String(a.query)} in action`] }),
+  get_weather: async (a) => (ran.push({ tool: 'get_weather', args: a }), `${String(a.city)}: sunny for ${String(a.days)} days`),
+  send_email: (a) => ran.push({ tool: 'send_email', args: a }),
+  save_note: (a) => ran.push({ tool: 'save_note', args: a }),
+}
+
+const TOOLS: Anthropic.Messages.Tool[] = ['search', 'get_weather', 'send_email', 'save_note', 'launch_rockets'].map((name) => ({
+  name,
+  input_schema: { type: 'object' },
+}))
+
+const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input })
+const MESSAGE_TURN = {
+  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
+  content: [
+    { type: 'text', text: 'Let me look that up.' },
+    use('toolu_a', 'search', { query: 'rust' }),
+    use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
+    use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
+    use('toolu_d', 'launch_rockets', {}),
+    use('toolu_e', 'save_note', { text: 'remember' }),
+  ],
+  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
+}
+const IDS = ['toolu_a', 'toolu_b', 'toolu_c', 'toolu_d', 'toolu_e']
+const EXPECTED = [
+  'toolu_a search passed',
+  'toolu_b get_weather repaired',
+  'toolu_c send_email denied no_rule',
+  'toolu_d launch_rockets rejected unknown_tool',
+  'toolu_e save_note confirm confirm_required',
+]
+const outcomes = (report: TurnReport) => report.calls.map((c) => `${c.callId} ${c.tool} ${c.outcome}${c.reason ? ` ${c.reason}` : ''}`)
+
+let upstream: Upstream
+let anthropic: Anthropic
+let verdicts: [TurnCall, VerdictInfo][]
+let reports: TurnReport<'anthropic'>[]
+let client: Anthropic
+
+beforeAll(async () => {
+  upstream = await startUpstream({ messages: MESSAGE_TURN })
+  anthropic = new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 })
+})
+afterAll(() => upstream.close())
+beforeEach(() => {
+  ran.length = 0
+  verdicts = []
+  reports = []
+  client = guardAnthropic(anthropic, gate, () => ana, { onVerdict: (v, info) => void verdicts.push([v, info]), onReport: (r) => void reports.push(r) })
+})
+
+const last = (): Json => upstream.requests[upstream.requests.length - 1].body
+const toolNames = (body: Json) => (body.tools as { name: string }[] | undefined)?.map((t) => t.name)
+const user: Anthropic.Messages.MessageParam = { role: 'user', content: 'Find rust books and the Paris weather, mail the CEO, launch, note it.' }
+const params = { model: 'claude-sonnet-5-5', max_tokens: 1024, tools: TOOLS }
+
+function expectNoToken(): void {
+  const token = verdicts.find(([v]) => v.outcome === 'confirm')?.[0].confirmation?.token
+  expect(token).toMatch(/.{8,}/)
+  expect(JSON.stringify(upstream.requests)).not.toContain(token)
+}
+
+describe('messages.create, not streamed', () => {
+  it('keeps the client type and instance', () => {
+    expectTypeOf(client).toEqualTypeOf<Anthropic>()
+    expect(client).toBeInstanceOf(Anthropic)
+    expect(client.messages).toBe(client.messages)
+  })
+
+  it('runs the whole loop: tools filtered, allowed calls run (repaired), refusals in the same user message, the follow-up accepted', async () => {
+    const msg = await client.messages.create({ ...params, messages: [user] })
+    expectTypeOf(msg).toExtend<Anthropic.Messages.Message>()
+    expect(toolNames(last())).toEqual(['search', 'get_weather', 'save_note'])
+    const report = toolgateReport(msg)!
+    expect(outcomes(report)).toEqual(EXPECTED)
+    expect(verdicts.map(([v, i]) => `${i.callId} ${v.outcome} ${i.dialect} ${i.streamed}`)).toEqual(IDS.map((id, n) => `${id} ${report.calls[n].outcome} anthropic false`))
+    expect(reports).toEqual([report])
+    // repairs written back; refused tool_use blocks stay in the model's turn
+    expect(msg.content.filter((b) => b.type === 'tool_use').map((b) => (b as Anthropic.Messages.ToolUseBlock).id)).toEqual(IDS)
+    expect((msg.content[2] as Anthropic.Messages.ToolUseBlock).input).toEqual({ city: 'Paris', days: 3 })
+    expect(msg._request_id).toBe(`req_${upstream.requests.length}`)
+
+    const results = await runToolCalls(msg, handlers, gate)
+    expectTypeOf(results).toEqualTypeOf<Anthropic.Messages.MessageParam | undefined>()
+    expect(ran).toEqual([{ tool: 'search', args: { query: 'rust' } }, { tool: 'get_weather', args: { city: 'Paris', days: 3 } }])
+    expect(results).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_a', content: '{"hits":["rust in action"]}' },
+        { type: 'tool_result', tool_use_id: 'toolu_b', content: 'Paris: sunny for 3 days' },
+        ...report.calls.slice(2).map((c) => ({ type: 'tool_result', tool_use_id: c.callId, content: c.message, is_error: true })),
+      ],
+    })
+    const done = await client.messages.create({ ...params, messages: [user, { role: 'assistant', content: msg.content }, results!] })
+    expect(upstream.requests[upstream.requests.length - 1].status).toBe(200)
+    expect(done.content).toEqual([{ type: 'text', text: 'All tool results received.' }])
+    expect(toolgateReport(done)!.calls).toEqual([])
+    expect(await runToolCalls(done, handlers, gate)).toBeUndefined()
+    expectNoToken()
+  })
+
+  it("the host's own text goes after the results in the same user message", async () => {
+    const msg = await client.messages.create({ ...params, messages: [user] })
+    const results = (await runToolCalls(msg, handlers, gate))!
+    const merged: Anthropic.Messages.MessageParam = { role: 'user', content: [...(results.content as Anthropic.Messages.ContentBlockParam[]), { type: 'text', text: 'Also: hurry.' }] }
+    const done = await client.messages.create({ ...params, messages: [user, { role: 'assistant', content: msg.content }, merged] })
+    expect(done.content).toEqual([{ type: 'text', text: 'All tool results received.' }])
+  })
+
+  it('a handler that throws becomes an is_error result; the loop goes on', async () => {
+    const msg = await client.messages.create({ ...params, messages: [user] })
+    const results = (await runToolCalls(msg, { ...handlers, get_weather: async () => Promise.reject(new Error('no forecast')) }, gate))!
+    expect((results.content as Anthropic.Messages.ToolResultBlockParam[])[1]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_b', content: 'Tool `get_weather` failed: no forecast', is_error: true })
+    const done = await client.messages.create({ ...params, messages: [user, { role: 'assistant', content: msg.content }, results] })
+    expect(done.content).toEqual([{ type: 'text', text: 'All tool results received.' }])
+  })
+
+  it('.withResponse() gives the guarded data and the request id', async () => {
+    const { data, request_id } = await client.messages.create({ ...params, messages: [user] }).withResponse()
+    expect(request_id).toBe(`req_${upstream.requests.length}`)
+    expect(outcomes(toolgateReport(data)!)).toEqual(EXPECTED)
+  })
+
+  it('a message no guarded client answered is guarded by runToolCalls itself', async () => {
+    const raw = await anthropic.messages.create({ ...params, messages: [user] })
+    expect(toolgateReport(raw)).toBeUndefined()
+    const told: string[] = []
+    const results = (await runToolCalls(raw, handlers, gate, ana, { onVerdict: (v) => void told.push(v.outcome) }))!
+    expect(told).toEqual(['passed', 'repaired', 'denied', 'rejected', 'confirm'])
+    expect(ran.map((r) => r.args)).toEqual([{ query: 'rust' }, { city: 'Paris', days: 3 }])
+    expect((results.content as Anthropic.Messages.ToolResultBlockParam[]).map((b) => b.tool_use_id)).toEqual(IDS)
+  })
+
+  it('checks its arguments', () => {
+    expect(() => guardAnthropic(anthropic, {} as ToolGate)).toThrow(/`gate` must be a ToolGate/)
+    expect(() => guardAnthropic(anthropic, gate, 'ana' as never)).toThrow(/`ctx` must be a CallContext or a function/)
+    expect(() => guardAnthropic({} as Anthropic, gate)).toThrow(/no `messages.create` method/)
+  })
+})
+
+describe('messages.create, streamed', () => {
+  it('streams only allowed tool_use blocks (repaired); after the end the report answers every id; the follow-up is accepted', async () => {
+    const stream = await client.messages.create({ ...params, messages: [user], stream: true })
+    expectTypeOf(stream).toExtend<Stream<Anthropic.Messages.RawMessageStreamEvent>>()
+    expect(stream).toBeInstanceOf(Stream)
+    expect(toolNames(last())).toEqual(['search', 'get_weather', 'save_note'])
+    await expect(runToolCalls(stream, handlers, gate)).rejects.toMatchObject({ code: 'E_PAYLOAD' })
+
+    const events: Anthropic.Messages.RawMessageStreamEvent[] = []
+    for await (const e of stream) events.push(e)
+    const starts = events.filter((e): e is Anthropic.Messages.RawContentBlockStartEvent => e.type === 'content_block_start')
+    expect(starts.map((e) => [e.index, e.content_block.type === 'tool_use' ? e.content_block.id : e.content_block.type])).toEqual([[0, 'text'], [1, 'toolu_a'], [2, 'toolu_b']])
+    const json = events
+      .filter((e): e is Anthropic.Messages.RawContentBlockDeltaEvent => e.type === 'content_block_delta' && e.index === 2 && e.delta.type === 'input_json_delta')
+      .map((e) => (e.delta as Anthropic.Messages.InputJSONDelta).partial_json)
+      .join('')
+    expect(JSON.parse(json)).toEqual({ city: 'Paris', days: 3 })
+    expect(events.at(-1)?.type).toBe('message_stop')
+    expect(verdicts.map(([, i]) => `${i.callId} ${i.streamed}`)).toEqual(IDS.map((id) => `${id} true`))
+
+    const report = toolgateReport(stream)!
+    expect(reports).toEqual([report])
+    expect(outcomes(report)).toEqual(EXPECTED)
+    const results = (await runToolCalls(stream, handlers, gate))!
+    expect((results.content as Anthropic.Messages.ToolResultBlockParam[]).map((b) => b.tool_use_id)).toEqual(IDS)
+    // the assistant turn to send back is the report's: it keeps the refused calls
+    const assistant: Anthropic.Messages.MessageParam = { role: 'assistant', content: report.payload.content }
+    const done = await client.messages.create({ ...params, messages: [user, assistant, results], stream: true })
+    let text = ''
+    for await (const e of done) if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text
+    expect(text).toBe('All tool results received.')
+    expectNoToken()
+  })
+
+  it('messages.stream() accumulates the guarded events; onReport gives the turn to answer', async () => {
+    const helper = client.messages.stream({ ...params, messages: [user] })
+    const final = await helper.finalMessage()
+    expect(final.content.filter((b) => b.type === 'tool_use').map((b) => (b as Anthropic.Messages.ToolUseBlock).id)).toEqual(['toolu_a', 'toolu_b'])
+    expect((final.content[2] as Anthropic.Messages.ToolUseBlock).input).toEqual({ city: 'Paris', days: 3 })
+    expect(reports).toHaveLength(1)
+    const [report] = reports
+    const results = (await runToolCalls(report, handlers, gate))!
+    const assistant: Anthropic.Messages.MessageParam = { role: 'assistant', content: (report.payload as Anthropic.Messages.Message).content }
+    const done = await client.messages.create({ ...params, messages: [user, assistant, results] })
+    expect(done.content).toEqual([{ type: 'text', text: 'All tool results received.' }])
+  })
+
+  it('breaking out of the stream early leaves no report', async () => {
+    const stream = await client.messages.create({ ...params, messages: [user], stream: true })
+    for await (const e of stream) if (e.type === 'content_block_start') break
+    expect(toolgateReport(stream)).toBeUndefined()
+    expect(stream.controller.signal.aborted).toBe(true)
+  })
+})
+
+describe('examples/anthropic.ts', () => {
+  it('runs offline and prints the loop it describes', () => {
+    const root = join(__dirname, '..')
+    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'anthropic.ts')], { cwd: root, encoding: 'utf8' })
+    expect(out).toContain('search passed')
+    expect(out).toContain('get_weather repaired')
+    expect(out).toContain('delete_repo denied (no_rule)')
+    expect(out).toContain('model: ')
+  })
+})
