@@ -34,6 +34,7 @@ mod error;
 mod jcs;
 mod jws;
 mod key;
+mod number;
 mod verify;
 
 use sha2::{Digest, Sha256};
