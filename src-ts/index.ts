@@ -6,6 +6,7 @@ export { ToolGate, defineConfig } from './gate'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'
 export { verifyReceipt, type ReceiptClaims, type ReceiptExpectation } from './receipt'
+export { requireReceipt, RECEIPT_HEADER, RECEIPT_META, type McpHandlerExtra, type RequireReceiptOptions } from './require-receipt'
 export type {
   AuditConfig,
   CallContext,

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream'
 
 import { ToolGate } from '../gate'
 import type { CallContext, ToolConfig, ToolGateConfig } from '../types'
+import { RECEIPT_META } from '../require-receipt'
 import { readLines, sniffOversized, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
 
 /** Options of {@link McpProxy}. */
@@ -219,7 +220,12 @@ export class McpProxy {
     if (call?.outcome === 'repaired') this.#log(`repaired ${call.tool} (id ${call.callId}): ${call.flags.map((f) => `${f.code} ${f.path}`).join(', ')}`)
     const id = msg.id as RpcId
     this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
-    this.#sinks.toServer(report.payload)
+    const forward = report.payload
+    // the receipt travels with the call, so a server checking receipts (requireReceipt) runs it
+    if (call?.receipt !== undefined && isObject(forward) && isObject(forward.params)) {
+      forward.params._meta = { ...(isObject(forward.params._meta) ? forward.params._meta : {}), [RECEIPT_META]: call.receipt }
+    }
+    this.#sinks.toServer(forward)
   }
 
   /** A parsed message from the server. */
