@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } f
 
 import { guardAnthropic, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/anthropic'
 import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
-import { startUpstream, type Upstream } from './helpers/upstream'
+import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
 // type-checks examples/anthropic.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/anthropic'
 
@@ -171,6 +171,17 @@ describe('messages.create, not streamed', () => {
     expect((results.content as Anthropic.Messages.ToolResultBlockParam[]).map((b) => b.tool_use_id)).toEqual(IDS)
   })
 
+  it('messages.parse() and withOptions clients go through the guarded create', async () => {
+    const parsed = await client.messages.parse({ ...params, messages: [user] })
+    expect((parsed.content[2] as Anthropic.Messages.ToolUseBlock).input).toEqual({ city: 'Paris', days: 3 })
+    expect(toolNames(last())).toEqual(['search', 'get_weather', 'save_note'])
+    const derived = client.withOptions({ timeout: 5000 })
+    expectTypeOf(derived).toEqualTypeOf<Anthropic>()
+    const msg = await derived.messages.create({ ...params, messages: [user] })
+    expect(outcomes(toolgateReport(msg)!)).toEqual(EXPECTED)
+    expect(verdicts).toHaveLength(10)
+  })
+
   it('checks its arguments', () => {
     expect(() => guardAnthropic(anthropic, {} as ToolGate)).toThrow(/`gate` must be a ToolGate/)
     expect(() => guardAnthropic(anthropic, gate, 'ana' as never)).toThrow(/`ctx` must be a CallContext or a function/)
@@ -223,6 +234,18 @@ describe('messages.create, streamed', () => {
     const assistant: Anthropic.Messages.MessageParam = { role: 'assistant', content: (report.payload as Anthropic.Messages.Message).content }
     const done = await client.messages.create({ ...params, messages: [user, assistant, results] })
     expect(done.content).toEqual([{ type: 'text', text: 'All tool results received.' }])
+  })
+
+  it('a stream cut off before message_stop fails with E_PAYLOAD and leaves no report', async () => {
+    const cutOff = sseText(messageEvents(MESSAGE_TURN).slice(0, 8))
+    const raw = new Anthropic({ apiKey: 'sk-ant-test', maxRetries: 0, fetch: async () => new Response(cutOff, { headers: { 'content-type': 'text/event-stream' } }) })
+    const stream = await guardAnthropic(raw, gate, ana).messages.create({ ...params, messages: [user], stream: true })
+    const seen: string[] = []
+    await expect(async () => {
+      for await (const e of stream) seen.push(e.type)
+    }).rejects.toMatchObject({ name: 'ToolGateError', code: 'E_PAYLOAD' })
+    expect(seen).toContain('message_start')
+    expect(toolgateReport(stream)).toBeUndefined()
   })
 
   it('breaking out of the stream early leaves no report', async () => {

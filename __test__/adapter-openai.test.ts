@@ -369,6 +369,14 @@ describe('responses.create', () => {
     expect(text).toBe('All tool results received.')
   })
 
+  it('responses.parse goes through the guarded create', async () => {
+    const parsed = await client.responses.parse({ model: 'gpt-4.1', input, tools: RESPONSES_TOOLS })
+    expect(toolNames(last())).toEqual(['search', 'get_weather', 'save_note'])
+    expect(outcomes(reports[0])).toEqual(EXPECTED(['call_1', 'call_2', 'call_3', 'call_4', 'call_5']))
+    const fc2 = parsed.output.find((o) => o.type === 'function_call' && o.call_id === 'call_2') as OpenAI.Responses.ResponseFunctionToolCall
+    expect(JSON.parse(fc2.arguments)).toEqual({ city: 'Paris', days: 3 })
+  })
+
   it('the SDK responses.stream helper goes through the guarded create', async () => {
     const helper = client.responses.stream({ model: 'gpt-4.1', input, tools: RESPONSES_TOOLS })
     const final = await helper.finalResponse()
