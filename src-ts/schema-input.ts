@@ -98,10 +98,10 @@ export function normalizeToolSchemas(config: ToolGateConfigInput): ToolGateConfi
   return (out === undefined ? config : { ...config, tools: out }) as ToolGateConfig
 }
 
-/** `tools[i] (`name`).inputSchema`, for messages. */
+/** `tool `name`: inputSchema` (the core's wording for schema errors), or `tools[i]: inputSchema`. */
 function where(tool: object, i: number): string {
   const name = (tool as { name?: unknown }).name
-  return `tools[${i}]${typeof name === 'string' ? ` (\`${name}\`)` : ''}.inputSchema`
+  return `${typeof name === 'string' ? `tool \`${name}\`` : `tools[${i}]`}: inputSchema`
 }
 
 /**
