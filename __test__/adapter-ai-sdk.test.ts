@@ -246,7 +246,8 @@ describe('generateText with the middleware and gated tools', () => {
   it('offers and runs what the caller’s own context allows (a context function, asked per request)', async () => {
     const gate = new ToolGate(config)
     let who: CallContext = visitor
-    const ctx = () => who
+    let asked = 0
+    const ctx = () => (asked++, who)
     const mock = new MockLanguageModelV4({ doGenerate: [toolTurn(call('d1', 'delete_file', '{"path":"/tmp/x"}')), textTurn('Deleted.')] })
     const model = wrapLanguageModel({ model: mock, middleware: toolgateMiddleware(gate, ctx) })
     const { tools, ran } = makeTools()
@@ -255,6 +256,8 @@ describe('generateText with the middleware and gated tools', () => {
     expect(result.text).toBe('Deleted.')
     expect(mock.doGenerateCalls[0].tools!.map((t) => t.name)).toEqual(['get_weather', 'delete_file', 'send_email', 'read_file'])
     expect(ran).toEqual([['delete_file', { path: '/tmp/x' }]])
+    // once per model call (two steps), once per tool call
+    expect(asked).toBe(3)
   })
 
   it('a write needing confirmation is a refusal for this turn; the token reaches only onVerdict, and gate.confirm runs it', async () => {

@@ -24,9 +24,10 @@ const WHERE = 'toolgateMiddleware'
 
 /**
  * A language-model middleware (`wrapLanguageModel({ model, middleware: toolgateMiddleware(gate, ctx) })`)
- * that puts `gate` between the model and the tools, for the caller `ctx` (asked once per model
- * call when it is a function). Use it with tools wrapped by {@link gateTools}, which run what the
- * gate allowed and answer what it refused.
+ * that puts `gate` between the model and the tools, for the caller `ctx` (a function is asked
+ * once per model call, so the tools offered and the calls answered are decided for the same
+ * caller). Use it with tools wrapped by {@link gateTools}, which run what the gate allowed and
+ * answer what it refused.
  *
  * - Tools: the request offers the model only the tools this caller could call
  *   (`gate.filterTools`; the caller's own tool objects, in order). Every function tool must come
@@ -53,20 +54,24 @@ const WHERE = 'toolgateMiddleware'
  */
 export function toolgateMiddleware(gate: ToolGate, ctx?: AiSdkContextSource, options?: AiSdkGateOptions): LanguageModelMiddleware {
   checkArgs(gate, ctx, options, WHERE)
+  // one context per model call: the one the tools were filtered for decides the answer's calls
+  const asked = new WeakMap<object, CallContext>()
+  const contextFor = async (params: CallOptions): Promise<CallContext> => asked.get(params) ?? contextOf(ctx, WHERE)
   return {
     specificationVersion: 'v4',
     transformParams: async ({ params }) => {
-      if (params.tools === undefined || params.tools.length === 0) return params
       const context = await contextOf(ctx, WHERE)
-      return { ...params, tools: offeredTools(params.tools, gate, context) }
+      const sent = params.tools === undefined || params.tools.length === 0 ? { ...params } : { ...params, tools: offeredTools(params.tools, gate, context) }
+      asked.set(sent, context)
+      return sent
     },
-    wrapGenerate: async ({ doGenerate }) => {
-      const context = await contextOf(ctx, WHERE)
+    wrapGenerate: async ({ doGenerate, params }) => {
+      const context = await contextFor(params)
       const result = await doGenerate()
       return guardResult(result, gate, context, options)
     },
-    wrapStream: async ({ doStream }) => {
-      const context = await contextOf(ctx, WHERE)
+    wrapStream: async ({ doStream, params }) => {
+      const context = await contextFor(params)
       // made before the request, so a gate that cannot stream (E_ASYNC) fails before anything is sent
       const toolStream = gate.stream({ dialect: 'ai-sdk', ...context })
       const result = await doStream()

@@ -41,15 +41,12 @@ export function gateTools<T extends ToolSet>(tools: T, gate: ToolGate, ctx?: AiS
   if (tools === null || typeof tools !== 'object' || Array.isArray(tools)) {
     throw new ToolGateError('E_CONFIG', 'gateTools: expected an AI SDK tool record ({ name: tool(…) })')
   }
-  const out: Record<string, Tool> = {}
-  for (const [name, tool] of Object.entries(tools as Record<string, Tool>)) {
-    const gated = { ...tool, providerOptions: { ...tool.providerOptions, [GATED_KEY]: { gated: true } } } as Tool
-    if (typeof tool.execute === 'function') {
-      ;(gated as { execute: Execute }).execute = gatedExecute(name, tool, gate, ctx, options)
-    }
-    out[name] = gated
-  }
-  return out as T
+  const gated = Object.entries(tools as Record<string, Tool>).map(([name, tool]): [string, Tool] => {
+    const copy = { ...tool, providerOptions: { ...tool.providerOptions, [GATED_KEY]: { gated: true } } } as Tool
+    if (typeof tool.execute === 'function') (copy as { execute: Execute }).execute = gatedExecute(name, tool, gate, ctx, options)
+    return [name, copy]
+  })
+  return Object.fromEntries(gated) as T // own keys only, whatever the names
 }
 
 /** `tool.execute`, behind the gate. */
