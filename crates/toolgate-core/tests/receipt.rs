@@ -4,8 +4,8 @@
 use serde_json::{json, Value};
 use toolgate_core::receipt::base64url;
 use toolgate_core::receipt::{
-    args_digest, new_jti, verify, Claims, Expect, ReceiptError, ReceiptKey, VerifiedClaims, CLOCK_SKEW_SECONDS,
-    MAX_RECEIPT_BYTES,
+    args_digest, new_jti, verify, Claims, Expect, ReceiptError, ReceiptKey, ReceiptVerifier, VerifiedClaims,
+    CLOCK_SKEW_SECONDS, MAX_RECEIPT_BYTES,
 };
 
 /// RFC 8037 Appendix A.1's example seed: a fixed key, so receipts are reproducible.
@@ -113,6 +113,18 @@ fn round_trip() {
     let json = serde_json::to_value(&got).unwrap();
     assert_eq!(json["callId"], "call_1");
     assert_eq!(json["v"], 1);
+}
+
+#[test]
+fn a_reused_verifier_answers_as_verify_does() {
+    let verifier = ReceiptVerifier::new(PUBLIC).unwrap();
+    assert_eq!(verifier.kid(), KID);
+    let r = receipt();
+    for now in [IAT, EXP + CLOCK_SKEW_SECONDS + 1] {
+        assert_eq!(verifier.verify(&r, now, &Expect::default()), verify(&r, PUBLIC, now, &Expect::default()));
+    }
+    assert_eq!(verifier.verify(&tamper(&r, 1, 3), IAT, &Expect::default()), Err(ReceiptError::BadSignature));
+    assert_eq!(ReceiptVerifier::new("nope").unwrap_err(), ReceiptError::BadPublicKey);
 }
 
 #[test]

@@ -42,7 +42,7 @@ use sha2::{Digest, Sha256};
 pub use error::ReceiptError;
 pub use jcs::canonical_json;
 pub use key::ReceiptKey;
-pub use verify::{verify, Expect, VerifiedClaims};
+pub use verify::{verify, Expect, ReceiptVerifier, VerifiedClaims};
 
 /// Seconds a verifier's clock may disagree with the gate's: a receipt is still accepted up to
 /// 60 s after its `exp`, and one whose `iat` is up to 60 s in the future.

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use ed25519_dalek::VerifyingKey;
+
 use super::jws::{verifying_key, Compact};
 use super::{args_digest, ReceiptError, CLOCK_SKEW_SECONDS};
 
@@ -58,54 +60,83 @@ struct Version {
 }
 
 /// Verifies a receipt against the gate's public key (base64url, 32 bytes) at `now_s` (Unix
-/// seconds), in this order:
-///
-/// 1. the public key decodes (`bad_public_key`);
-/// 2. the receipt is at most 16 KiB of three canonical base64url parts (`malformed`);
-/// 3. the ed25519 signature verifies strictly (RFC 8032 §5.1.7 with canonical `S` and no
-///    small-order keys or points) over `header.payload` (`bad_signature`; or, when the header
-///    explains the failure, `unsupported_alg` for an `alg` other than `EdDSA` — `none`
-///    included — and `wrong_key` for another key's `kid`); then the header: `alg` must be
-///    `EdDSA`, `kid` when present must be this key's RFC 7638 thumbprint, no `crit`;
-/// 4. claim `v` is `1` (`unknown_version`), and the claims have their types (`malformed`);
-/// 5. the validity window, with [`CLOCK_SKEW_SECONDS`] of allowance each way: refused when
-///    `now > exp + 60` (`expired`) or `iat > now + 60` (`not_yet_valid`);
-/// 6. `expect`: tool (`wrong_tool`), arguments (`wrong_arguments`), subject (`wrong_subject`).
-///
-/// Nothing in the receipt is believed before step 3 has passed.
+/// seconds): [`ReceiptVerifier::new`] then [`ReceiptVerifier::verify`], whose doc gives the
+/// checks in order. The first failure is the error; `bad_public_key` comes before any look at
+/// the receipt.
 pub fn verify(
     receipt: &str,
     public_key_b64url: &str,
     now_s: u64,
     expect: &Expect<'_>,
 ) -> Result<VerifiedClaims, ReceiptError> {
-    let (key, kid) = verifying_key(public_key_b64url)?;
-    let jws = Compact::parse(receipt)?;
-    jws.check(&key, &kid)?;
+    ReceiptVerifier::new(public_key_b64url)?.verify(receipt, now_s, expect)
+}
 
-    let version = serde_json::from_slice::<Version>(&jws.payload)
-        .map_err(|_| ReceiptError::Malformed("the claims are not a JSON object"))?;
-    if version.v.as_ref().and_then(Value::as_u64) != Some(1) {
-        return Err(ReceiptError::UnknownVersion);
-    }
-    let claims = serde_json::from_slice::<VerifiedClaims>(&jws.payload)
-        .map_err(|_| ReceiptError::Malformed("the claims lack a required member or have one of the wrong type"))?;
+/// A verifying key decoded once, for checking many receipts of the same gate (a tool server's
+/// `requireReceipt`): it saves the point decompression and key thumbprint on every receipt.
+#[derive(Debug, Clone)]
+pub struct ReceiptVerifier {
+    key: VerifyingKey,
+    kid: String,
+}
 
-    if now_s > claims.exp.saturating_add(CLOCK_SKEW_SECONDS) {
-        return Err(ReceiptError::Expired { exp: claims.exp, now: now_s });
-    }
-    if claims.iat > now_s.saturating_add(CLOCK_SKEW_SECONDS) {
-        return Err(ReceiptError::NotYetValid { iat: claims.iat, now: now_s });
+impl ReceiptVerifier {
+    /// Decodes the gate's public key: 32 bytes of base64url without padding that name a usable
+    /// ed25519 point (not a small-order one); `bad_public_key` otherwise.
+    pub fn new(public_key_b64url: &str) -> Result<ReceiptVerifier, ReceiptError> {
+        let (key, kid) = verifying_key(public_key_b64url)?;
+        Ok(ReceiptVerifier { key, kid })
     }
 
-    if let Some(tool) = expect.tool.filter(|&t| t != claims.tool) {
-        return Err(ReceiptError::WrongTool { expected: tool.to_owned(), found: claims.tool });
+    /// The key id receipts of this key carry (RFC 7638 thumbprint).
+    pub fn kid(&self) -> &str {
+        &self.kid
     }
-    if expect.arguments.is_some_and(|args| args_digest(args) != claims.args) {
-        return Err(ReceiptError::WrongArguments);
+
+    /// Verifies a receipt at `now_s` (Unix seconds), in this order:
+    ///
+    /// 1. the receipt is at most 16 KiB of three canonical base64url parts (`malformed`);
+    /// 2. the ed25519 signature verifies strictly (RFC 8032 §5.1.7 with canonical `S` and no
+    ///    small-order keys or points) over `header.payload` (`bad_signature`; or, when the
+    ///    header explains the failure, `unsupported_alg` for an `alg` other than `EdDSA` —
+    ///    `none` included — and `wrong_key` for another key's `kid`); then the header: `alg`
+    ///    must be `EdDSA`, `kid` when present must be this key's thumbprint, no `crit`;
+    /// 3. claim `v` is `1` (`unknown_version`), and the claims have their types (`malformed`);
+    /// 4. the validity window, with [`CLOCK_SKEW_SECONDS`] of allowance each way: refused when
+    ///    `now > exp + 60` (`expired`) or `iat > now + 60` (`not_yet_valid`);
+    /// 5. `expect`: tool (`wrong_tool`), arguments (`wrong_arguments`), subject
+    ///    (`wrong_subject`).
+    ///
+    /// Nothing in the receipt is believed before step 2 has passed. Total: any input gives
+    /// `Ok` or an error, never a panic.
+    pub fn verify(&self, receipt: &str, now_s: u64, expect: &Expect<'_>) -> Result<VerifiedClaims, ReceiptError> {
+        let jws = Compact::parse(receipt)?;
+        jws.check(&self.key, &self.kid)?;
+
+        let version = serde_json::from_slice::<Version>(&jws.payload)
+            .map_err(|_| ReceiptError::Malformed("the claims are not a JSON object"))?;
+        if version.v.as_ref().and_then(Value::as_u64) != Some(1) {
+            return Err(ReceiptError::UnknownVersion);
+        }
+        let claims = serde_json::from_slice::<VerifiedClaims>(&jws.payload)
+            .map_err(|_| ReceiptError::Malformed("the claims lack a required member or have one of the wrong type"))?;
+
+        if now_s > claims.exp.saturating_add(CLOCK_SKEW_SECONDS) {
+            return Err(ReceiptError::Expired { exp: claims.exp, now: now_s });
+        }
+        if claims.iat > now_s.saturating_add(CLOCK_SKEW_SECONDS) {
+            return Err(ReceiptError::NotYetValid { iat: claims.iat, now: now_s });
+        }
+
+        if let Some(tool) = expect.tool.filter(|&t| t != claims.tool) {
+            return Err(ReceiptError::WrongTool { expected: tool.to_owned(), found: claims.tool });
+        }
+        if expect.arguments.is_some_and(|args| args_digest(args) != claims.args) {
+            return Err(ReceiptError::WrongArguments);
+        }
+        if let Some(sub) = expect.sub.filter(|&s| claims.sub.as_deref() != Some(s)) {
+            return Err(ReceiptError::WrongSubject { expected: sub.to_owned(), found: claims.sub });
+        }
+        Ok(claims)
     }
-    if let Some(sub) = expect.sub.filter(|&s| claims.sub.as_deref() != Some(s)) {
-        return Err(ReceiptError::WrongSubject { expected: sub.to_owned(), found: claims.sub });
-    }
-    Ok(claims)
 }
