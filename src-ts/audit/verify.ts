@@ -1,0 +1,464 @@
+// `toolgate audit verify`, the logic (docs/audit.md): a decision log is read as bytes, one line at
+// a time (never the whole file), and every line is checked — a JSON object with `v: 1`, the first
+// line an `open` or `rotate` record, and every later line's `prev` the hash of the exact line
+// before it. The first line that breaks the chain is diagnosed (changed, removed, inserted or
+// reordered) from the lines around it. A torn last line (a crash mid-write) is a warning: the
+// log is accepted up to its last whole line. No printing here: the CLI renders the report.
+import { createHash } from 'node:crypto'
+import { closeSync, openSync, readSync } from 'node:fs'
+
+import { lineHash } from './trail'
+
+/** One line of a file as read: its bytes without the newline, and whether a newline ended it. */
+export interface RawLine {
+  bytes: Buffer
+  /** `false` only for the last bytes of a file that does not end in a newline (a torn line). */
+  terminated: boolean
+}
+
+const CHUNK = 1 << 20
+
+/** Reads `path` line by line, in chunks of 1 MiB (memory stays at one chunk plus the longest line). */
+export function* readLines(path: string): Generator<RawLine> {
+  const fd = openSync(path, 'r')
+  try {
+    const buf = Buffer.allocUnsafe(CHUNK)
+    let carry: Buffer[] = []
+    for (;;) {
+      const n = readSync(fd, buf, 0, CHUNK, null)
+      if (n === 0) break
+      let start = 0
+      for (;;) {
+        const nl = buf.indexOf(10, start)
+        if (nl < 0 || nl >= n) break
+        const piece = buf.subarray(start, nl)
+        const bytes = carry.length === 0 ? Buffer.from(piece) : Buffer.concat([...carry, piece])
+        carry = []
+        yield { bytes, terminated: true }
+        start = nl + 1
+      }
+      if (start < n) carry.push(Buffer.from(buf.subarray(start, n)))
+    }
+    if (carry.length > 0) yield { bytes: Buffer.concat(carry), terminated: false }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** What kind of break the first failing line is. */
+export type BreakKind =
+  /** Not UTF-8, empty, not JSON, not an object, or without a `prev` member. */
+  | 'malformed'
+  /** `v` is not 1. */
+  | 'version'
+  /** The file does not start with an `open`/`rotate` record, or its `open` continues a chain nothing precedes. */
+  | 'start'
+  /** This line's content was changed. */
+  | 'changed'
+  /** One or more lines before this one were removed. */
+  | 'removed'
+  /** This line and the ones after it until the chain resumes do not belong here (inserted or moved here). */
+  | 'inserted'
+  /** This line is out of order: it belongs after a later line. */
+  | 'reordered'
+  /** The chain breaks here; the lines around it do not tell whether a line was changed or removed. */
+  | 'changed_or_removed'
+  /** A later file does not continue the file before it. */
+  | 'files'
+
+/** The first line that breaks the log. */
+export interface ChainBreak {
+  kind: BreakKind
+  /** The file (as given). */
+  file: string
+  /** The line (1-based, in `file`) that is changed, missing before, inserted, or out of order. */
+  line: number
+  /** The line whose check failed (its `prev`, its JSON …); often `line` itself, `line + 1` for a changed line. */
+  failedAt: number
+  expected: string
+  found: string
+  /** A short explanation for people. */
+  hint: string
+}
+
+/** One file's share of the log. */
+export interface FileSummary {
+  path: string
+  /** Whole lines verified in this file. */
+  lines: number
+  bytes: number
+  /** A torn last line: its line number and length in bytes (not verified, not counted). */
+  torn?: { line: number; bytes: number }
+}
+
+/** What the verified lines hold (up to the first break, if any). */
+export interface VerifySummary {
+  /** Whole lines verified, all files. */
+  lines: number
+  /** Records by `type` (`open`, `rotate`, `decision`, `turn_error`). */
+  types: Record<string, number>
+  /** Decision records by `outcome`. */
+  outcomes: Record<string, number>
+  /** Decision records by `reason` (refusals and confirmations). */
+  reasons: Record<string, number>
+  /** Decision records let through by shadow mode (`shadow: true`). */
+  shadow: number
+  /** Confirmation steps (`step: "confirm"`) among the decisions. */
+  confirmSteps: number
+  /** Earliest and latest `time` of any record. */
+  firstTime?: string
+  lastTime?: string
+  /** Every `configHash` seen, in order of first appearance, with its record count. */
+  configHashes: { hash: string; records: number }[]
+  /** `open` records: gates that opened the file (each a process start or a new gate). */
+  opens: number
+  /** `rotate` records: size rotations continued in these files. */
+  rotations: number
+  /** Bytes of torn lines the gate cut off when it reopened the file (`tornBytesRemoved` of `open` records). */
+  tornBytesRemoved: number
+  /** The hash of the last verified line: the `prev` the next line must carry. Keep it elsewhere to detect lines removed from the end. */
+  head?: string
+  /** The first file starts with a `rotate` record: the hash of the earlier file's last line (not checked unless that file is given first). */
+  continuesFrom?: string
+}
+
+/** The verdict on a log. */
+export interface VerifyReport {
+  /** Whether every whole line checked out (torn last lines are warnings, not failures). */
+  ok: boolean
+  files: FileSummary[]
+  /** The first broken line, when `ok` is false. */
+  break?: ChainBreak
+  warnings: string[]
+  summary: VerifySummary
+}
+
+/** Lines remembered behind the current one, and read ahead past a break, to diagnose it. */
+const WINDOW = 4096
+
+type Rec = Record<string, unknown>
+
+interface Seen {
+  line: number
+  hash: string
+  rec: Rec | undefined
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+function short(text: string, max = 80): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`
+}
+
+function show(v: unknown): string {
+  return v === undefined ? '(none)' : JSON.stringify(v)
+}
+
+/** `prefix-seq` of a decision id, when the record has one. */
+function idParts(rec: Rec | undefined): { prefix: string; seq: number } | undefined {
+  const id = rec?.id
+  if (typeof id !== 'string') return undefined
+  const dash = id.lastIndexOf('-')
+  const seq = Number(id.slice(dash + 1))
+  return dash < 0 || !Number.isSafeInteger(seq) ? undefined : { prefix: id.slice(0, dash), seq }
+}
+
+function bump(m: Record<string, number>, key: string): void {
+  m[key] = (m[key] ?? 0) + 1
+}
+
+/** A chain break waiting for lines read ahead to diagnose it. */
+interface Pending {
+  file: string
+  line: number
+  found: string
+  expected: string
+  hash: string
+  rec: Rec
+  before: Seen
+  /** Whether the line after it links to it (undefined: not read yet). */
+  nextLinks?: boolean
+  ahead: number
+}
+
+/**
+ * Verifies a log given as one or more files in chain order (`audit.jsonl.1 audit.jsonl.2
+ * audit.jsonl`): later files must continue the earlier ones. Reads every file line by line.
+ * Throws only when a file cannot be read (the error names it).
+ */
+export function verifyFiles(paths: string[]): VerifyReport {
+  const v = new ChainVerifier()
+  for (const path of paths) {
+    v.startFile(path)
+    for (const l of readLines(path)) {
+      if (!v.push(l)) break
+    }
+    if (v.done) break
+  }
+  return v.finish()
+}
+
+/** The incremental checker behind {@link verifyFiles}: feed it files' lines in order. */
+export class ChainVerifier {
+  readonly #files: FileSummary[] = []
+  readonly #warnings: string[] = []
+  readonly #summary: VerifySummary = {
+    lines: 0, types: {}, outcomes: {}, reasons: {}, shadow: 0, confirmSteps: 0,
+    configHashes: [], opens: 0, rotations: 0, tornBytesRemoved: 0,
+  }
+  readonly #configs = new Map<string, { hash: string; records: number }>()
+  #file: FileSummary | undefined
+  #line = 0
+  /** The last whole line verified (across files). */
+  #last: Seen | undefined
+  /** Recent lines by hash (for a break whose `prev` names an earlier line). */
+  readonly #recent = new Map<string, number>()
+  readonly #order: string[] = []
+  #pending: Pending | undefined
+  #break: ChainBreak | undefined
+  #firstMs = Infinity
+  #crlf = false
+  #lastMs = -Infinity
+
+  /** Whether verification has stopped (a break is diagnosed). */
+  get done(): boolean {
+    return this.#break !== undefined
+  }
+
+  /** Starts the next file of the log. */
+  startFile(path: string): void {
+    this.#settle()
+    this.#file = { path, lines: 0, bytes: 0 }
+    this.#files.push(this.#file)
+    this.#line = 0
+  }
+
+  /** Takes the next line of the current file; `false` once verification has stopped. */
+  push(raw: RawLine): boolean {
+    if (this.#break !== undefined) return false
+    const file = this.#file!
+    this.#line++
+    const line = this.#line
+    if (!raw.terminated) {
+      if (this.#pending === undefined) {
+        file.torn = { line, bytes: raw.bytes.length }
+        this.#warnings.push(
+          `${file.path}: line ${line} is torn (${raw.bytes.length} bytes without a newline): a write was cut short, as by a crash. ` +
+            `verify accepts up to its last whole line (${line - 1}); the gate cuts the torn line off when it next opens the file.`,
+        )
+      }
+      return true
+    }
+    if (this.#pending !== undefined) return this.#ahead(raw.bytes, line)
+
+    const fail = (kind: BreakKind, expected: string, found: string, hint: string, at = line): false => {
+      this.#break = { kind, file: file.path, line: at, failedAt: line, expected, found, hint }
+      return false
+    }
+    let text: string
+    try {
+      text = utf8.decode(raw.bytes)
+    } catch {
+      return fail('malformed', 'UTF-8 text', `${raw.bytes.length} bytes that are not UTF-8`, 'the line was changed (or the file is not a toolgate log)')
+    }
+    if (text === '') return fail('malformed', 'a JSON record', 'an empty line', 'a line was changed or inserted')
+    let rec: unknown
+    try {
+      rec = JSON.parse(text)
+    } catch (err) {
+      const crlf = text.endsWith('\r') ? ' (it ends in \\r: the file was converted to CRLF line endings)' : ''
+      return fail('malformed', 'a JSON object', `${short(JSON.stringify(text))} — ${(err as Error).message}`, `the line was changed${crlf}`)
+    }
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
+      return fail('malformed', 'a JSON object', short(text), 'the line was changed')
+    }
+    const r = rec as Rec
+    if (r.v !== 1) return fail('version', '"v": 1', `"v": ${show(r.v)}`, r.v === undefined ? 'not a toolgate audit record' : 'a format version this toolgate does not know')
+    if (!('prev' in r) || (r.prev !== null && typeof r.prev !== 'string')) {
+      return fail('malformed', '"prev": the hash of the line before (or null)', `"prev": ${show(r.prev)}`, 'the line was changed')
+    }
+    const prev = r.prev as string | null
+    const hash = lineHash(text)
+    if (text.endsWith('\r') && !this.#crlf) {
+      this.#crlf = true
+      this.#warnings.push(`${file.path}: line ${line} ends in \\r (CRLF line endings?); the hashes cover every byte, so a converted file does not verify`)
+    }
+
+    if (line === 1) {
+      const type = r.type
+      if (type !== 'open' && type !== 'rotate') {
+        return fail('start', 'an "open" or "rotate" record (every file starts with one)', `a ${show(type)} record`, 'lines were removed from the start of the file')
+      }
+      if (this.#last === undefined) {
+        if (type === 'open' && prev !== null) {
+          return fail('start', '"prev": null (an open record that starts a file begins a new chain)', `"prev": ${show(prev)}`, 'lines were removed from the start of the file (the open record continues a chain nothing precedes)')
+        }
+        if (type === 'rotate') {
+          this.#summary.continuesFrom = prev ?? undefined
+          this.#warnings.push(
+            `${file.path}: line 1 is a rotate record continuing an earlier file (prev ${prev}); give the earlier files first (oldest first) to check that link too`,
+          )
+        }
+      } else if (prev !== this.#last.hash) {
+        const before = this.#files[this.#files.length - 2]
+        return fail(
+          'files',
+          `"prev": ${show(this.#last.hash)} (the hash of the last line of ${before.path})`,
+          `"prev": ${show(prev)}`,
+          `${file.path} does not continue ${before.path}: the files are out of order, or lines were removed from the end of ${before.path}`,
+        )
+      }
+    } else if (prev !== this.#last!.hash) {
+      this.#pending = { file: file.path, line, found: String(prev), expected: this.#last!.hash, hash, rec: r, before: this.#last!, ahead: 0 }
+      const j = this.#recent.get(String(prev))
+      if (j !== undefined && j < line - 1) {
+        this.#pending = undefined
+        const span = j + 1 === line - 1 ? `line ${j + 1} does` : `lines ${j + 1}–${line - 1} do`
+        return fail(
+          'inserted',
+          `"prev": ${show(this.#last!.hash)} (the hash of line ${line - 1})`,
+          `"prev": ${show(prev)} (the hash of line ${j})`,
+          `line ${line} continues line ${j}, so ${span} not belong between them: inserted, or moved here (changed, removed or reordered)`,
+          j + 1,
+        )
+      }
+      return true
+    }
+    this.#accept(line, hash, r, raw.bytes.length)
+    return true
+  }
+
+  /** Reads a line past a break, looking for the line the broken one names as its `prev`. */
+  #ahead(bytes: Buffer, line: number): boolean {
+    const p = this.#pending!
+    const hash = createHash('sha256').update(bytes).digest('base64url')
+    if (p.nextLinks === undefined) {
+      let prev: unknown
+      try {
+        prev = (JSON.parse(bytes.toString('utf8')) as Rec).prev
+      } catch {
+        prev = undefined
+      }
+      p.nextLinks = prev === p.hash
+    }
+    if (hash === p.found) {
+      this.#pending = undefined
+      this.#break = {
+        kind: 'reordered',
+        file: p.file,
+        line: p.line,
+        failedAt: p.line,
+        expected: `"prev": ${show(p.expected)} (the hash of line ${p.line - 1})`,
+        found: `"prev": ${show(p.found)} (the hash of line ${line})`,
+        hint: line === p.line + 1 ? `lines ${p.line} and ${line} are in the wrong order (reordered)` : `line ${p.line} belongs after line ${line} (reordered)`,
+      }
+      return false
+    }
+    p.ahead++
+    if (p.ahead >= WINDOW) this.#settle()
+    return this.#break === undefined
+  }
+
+  /** Diagnoses a pending break from what was read ahead (called at the end of a file or of the look-ahead). */
+  #settle(): void {
+    const p = this.#pending
+    if (p === undefined) return
+    this.#pending = undefined
+    const expected = `"prev": ${show(p.expected)} (the hash of line ${p.line - 1})`
+    const found = `"prev": ${show(p.found)}`
+    const b = { file: p.file, failedAt: p.line, expected, found }
+    if (p.nextLinks === false) {
+      this.#break = { ...b, kind: 'changed', line: p.line, hint: `line ${p.line} was changed: neither its link to line ${p.line - 1} nor line ${p.line + 1}'s link to it holds` }
+      return
+    }
+    const a = idParts(p.before.rec)
+    const c = idParts(p.rec)
+    if (a !== undefined && c !== undefined && a.prefix === c.prefix) {
+      if (c.seq === a.seq + 1) {
+        this.#break = {
+          ...b,
+          kind: 'changed',
+          line: p.line - 1,
+          hint: `line ${p.line - 1} was changed: line ${p.line}'s prev is not its hash, and their decision ids (${p.before.rec!.id}, ${p.rec.id}) are consecutive, so nothing between them is missing`,
+        }
+        return
+      }
+      if (c.seq > a.seq + 1) {
+        const n = c.seq - a.seq - 1
+        this.#break = {
+          ...b,
+          kind: 'removed',
+          line: p.line,
+          hint:
+            n === 1
+              ? `a line was removed before line ${p.line} (decision id ${a.prefix}-${a.seq + 1} is missing)`
+              : `${n} lines were removed before line ${p.line} (decision ids ${a.prefix}-${a.seq + 1}…${a.prefix}-${c.seq - 1} are missing)`,
+        }
+        return
+      }
+    }
+    if (p.before.rec?.type === 'open' && c !== undefined && c.seq > 0) {
+      this.#break = { ...b, kind: 'removed', line: p.line, hint: `lines were removed before line ${p.line} (the gate that opened the file at line ${p.line - 1} numbers its first record ${c.prefix}-0)` }
+      return
+    }
+    this.#break = { ...b, kind: 'changed_or_removed', line: p.line, hint: `line ${p.line - 1} was changed, or lines between lines ${p.line - 1} and ${p.line} were removed` }
+  }
+
+  #accept(line: number, hash: string, r: Rec, bytes: number): void {
+    const file = this.#file!
+    file.lines++
+    file.bytes += bytes + 1
+    const s = this.#summary
+    s.lines++
+    const type = typeof r.type === 'string' ? r.type : '(none)'
+    bump(s.types, type)
+    if (type === 'decision') {
+      if (typeof r.outcome === 'string') bump(s.outcomes, r.outcome)
+      if (typeof r.reason === 'string') bump(s.reasons, r.reason)
+      if (r.shadow === true) s.shadow++
+      if (r.step === 'confirm') s.confirmSteps++
+    } else if (type === 'open') {
+      s.opens++
+      if (typeof r.tornBytesRemoved === 'number') s.tornBytesRemoved += r.tornBytesRemoved
+    } else if (type === 'rotate') {
+      s.rotations++
+    }
+    if (typeof r.time === 'string') {
+      const ms = Date.parse(r.time)
+      if (ms < this.#firstMs) {
+        this.#firstMs = ms
+        s.firstTime = r.time
+      }
+      if (ms > this.#lastMs) {
+        this.#lastMs = ms
+        s.lastTime = r.time
+      }
+    }
+    if (typeof r.configHash === 'string') {
+      let c = this.#configs.get(r.configHash)
+      if (c === undefined) {
+        c = { hash: r.configHash, records: 0 }
+        this.#configs.set(r.configHash, c)
+        s.configHashes.push(c)
+      }
+      c.records++
+    }
+    s.head = hash
+    this.#last = { line, hash, rec: r }
+    this.#recent.set(hash, line)
+    this.#order.push(hash)
+    if (this.#order.length > WINDOW) this.#recent.delete(this.#order.shift()!)
+  }
+
+  /** The report (diagnosing a break still pending). */
+  finish(): VerifyReport {
+    this.#settle()
+    if (this.#break === undefined && this.#summary.lines === 0) {
+      const path = this.#files[0]?.path ?? '(no file)'
+      this.#break = { kind: 'start', file: path, line: 1, failedAt: 1, expected: 'an "open" record', found: 'no whole line', hint: 'the log is empty: every log starts with the open record its gate writes' }
+    }
+    const report: VerifyReport = { ok: this.#break === undefined, files: this.#files, warnings: this.#warnings, summary: this.#summary }
+    if (this.#break !== undefined) report.break = this.#break
+    return report
+  }
+}
