@@ -1,0 +1,415 @@
+// `toolgate replay`: re-decides every logged call that carries its arguments against a proposed
+// config, in log order, and prints the drift — which calls would change outcome or reason.
+// Exit codes: 0 no drift, 1 drift, 2 usage or config error, or a log without arguments.
+import { readFileSync } from 'node:fs'
+import { extname } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+
+import { readLines } from '../audit/verify'
+import { ToolGateError } from '../errors'
+import { ToolGate } from '../gate'
+import type { CallContext, Verdict } from '../types'
+import { formatFlag, parseFlags, UsageError, useColor } from './args'
+
+const USAGE = 'toolgate replay --log audit.jsonl --config proposed.json   re-decide logged calls; print the drift'
+
+const HELP = `toolgate replay — re-decide logged calls against a proposed config and print the drift
+
+Usage:
+  toolgate replay --log audit.jsonl --config proposed.json [--format pretty|json]
+
+Every "decision" record of the log that carries its arguments is decided again by a gate built
+from --config, in log order, for the caller the record names (sub → subject, roles, purpose,
+session, surface, identity, context, callId). A call drifts when its outcome or reason would
+change: allowed (passed or repaired) ↔ refused, another reason, another shadow "wouldBe", or an
+allowed call whose arguments would be repaired differently. Records need the arguments: the
+config that wrote the log must have "audit": { "includeArguments": true }.
+
+How records replay:
+  - each "open" record starts a fresh gate, as the process that wrote it did (loop and taint
+    state, confirmation tokens); "rotate" records continue the same gate
+  - a confirmation step (step: "confirm") replays as the confirmation of the most recent call
+    before it (same subject, session and tool) that asked for one: it is confirmed with the new
+    gate's token and compared. If that call no longer asks for confirmation under the proposed
+    config, its drift is already reported and the step is skipped
+  - calls from whole turns (guard, streams) replay one by one, as check would decide them
+  - the proposed config's "audit" and "receipts" blocks are ignored: replay writes no log and
+    needs no signing key
+
+What replay cannot reproduce (counted, never compared):
+  - records without "args" (written without includeArguments), and turn errors (no calls)
+  - arguments holding "[redacted]" values (audit.redact): reported as not replayable
+  - audit_unavailable refusals: a state of the writing host's disk, not of the config
+Where drift can be an artefact (marked in the report):
+  - time: conditions on now.*, loop windows (calls spread over minutes replay within
+    milliseconds) and confirmation expiry are evaluated at replay time
+  - engines: a CLI plugs in none, so calls a plugged engine decided replay on the rules alone
+  - loop and taint state of a session where an earlier call was not replayed, and taint raised
+    by gate.markSession (never logged)
+
+Flags:
+  --log FILE         the JSONL decision log (one file; replay rotated files one by one, oldest first)
+  --config FILE      the proposed toolgate config (.json, .yaml or .yml)
+  --format FORMAT    pretty (default): counts and each drifted call (the first 200)
+                     json: one JSON object { replayed, same, drift, drifted: [...], skipped, … }
+  --help, -h         this text
+
+Exit codes: 0 no drift, 1 drift, 2 usage or config error, or no record carries its arguments.
+
+Examples:
+  toolgate replay --log toolgate-audit.jsonl --config toolgate.config.json
+  toolgate replay --log toolgate-audit.jsonl --config proposed.yaml --format json | jq '.drifted[] | {tool, old, new}'
+`
+
+/** The decision of one record or one replayed verdict. */
+export interface Decided {
+  outcome: string
+  reason?: string
+  wouldBe?: string
+}
+
+/** One call whose decision would change. */
+export interface Drift {
+  /** Line of the record in the log (1-based). */
+  line: number
+  time?: string
+  id?: string
+  callId?: string
+  tool: string
+  sub?: string
+  session?: string
+  step?: 'confirm'
+  old: Decided
+  new: Decided & { message?: string }
+  /** Allowed both times, with other arguments: the logged ones and the new ones. */
+  arguments?: { old: unknown; new: unknown }
+  /** Why this drift may be an artefact of replaying (time, engines, state). */
+  caveat?: string
+}
+
+/** What replay did. */
+export interface ReplayReport {
+  log: string
+  config: string
+  /** Records decided again (checks and confirmation steps). */
+  replayed: number
+  same: number
+  drift: number
+  /** Drifted calls in log order (at most {@link MAX_DRIFT_LISTED}; `drift` counts them all). */
+  drifted: Drift[]
+  /** Records not compared, by why. */
+  skipped: {
+    withoutArguments: number
+    redacted: number
+    auditUnavailable: number
+    turnErrors: number
+    /** Confirmation steps whose first step no longer asks for confirmation (its drift is reported). */
+    confirmAfterDrift: number
+    /** Confirmation steps whose first step was not replayed (or is not in this log). */
+    confirmWithoutCall: number
+    /** Lines that are not JSON records (run `toolgate audit verify`). */
+    unreadable: number
+  }
+  /** Lines of records with "[redacted]" arguments (the first 200). */
+  redactedLines: number[]
+  /** Fresh gates started (one per `open` record). */
+  gates: number
+  /** Decision records read, and how many of them carry `args`. */
+  decisions: number
+  withArguments: number
+}
+
+/** Drifted calls kept for the report; all are counted. */
+export const MAX_DRIFT_LISTED = 10_000
+const MAX_PRETTY = 200
+
+type Rec = Record<string, unknown>
+
+const REDACTED = '[redacted]'
+
+function hasRedacted(v: unknown): boolean {
+  if (v === REDACTED) return true
+  if (Array.isArray(v)) return v.some(hasRedacted)
+  if (v !== null && typeof v === 'object') return Object.values(v).some(hasRedacted)
+  return false
+}
+
+/** Deep equality of JSON values, key order ignored. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) {
+    const bb = b as unknown[]
+    return a.length === bb.length && a.every((x, i) => sameJson(x, bb[i]))
+  }
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Rec)[k], (b as Rec)[k]))
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+
+/** The caller a record names, as a CallContext. */
+export function contextOf(r: Rec): CallContext {
+  const ctx: CallContext = {}
+  if (typeof r.sub === 'string') ctx.subject = r.sub
+  if (Array.isArray(r.roles)) ctx.roles = r.roles.filter((x): x is string => typeof x === 'string')
+  if (typeof r.purpose === 'string') ctx.purpose = r.purpose
+  if (typeof r.session === 'string') ctx.session = r.session
+  if (r.surface === 'operator' || r.surface === 'visitor') ctx.surface = r.surface
+  if (r.identity !== null && typeof r.identity === 'object' && !Array.isArray(r.identity)) ctx.identity = r.identity as Record<string, unknown>
+  if (r.context !== null && typeof r.context === 'object' && !Array.isArray(r.context)) ctx.context = r.context as Record<string, string>
+  if (typeof r.callId === 'string') ctx.callId = r.callId
+  return ctx
+}
+
+const allowedOutcome = (o: string | undefined) => o === 'passed' || o === 'repaired'
+
+function decidedOf(r: Rec): Decided {
+  const d: Decided = { outcome: String(r.outcome) }
+  if (typeof r.reason === 'string') d.reason = r.reason
+  if (typeof r.wouldBe === 'string') d.wouldBe = r.wouldBe
+  return d
+}
+
+function decidedOfVerdict(v: Verdict): Decided & { message?: string } {
+  const d: Decided & { message?: string } = { outcome: v.outcome }
+  if (v.reason !== undefined) d.reason = v.reason
+  if (v.wouldBe !== undefined) d.wouldBe = v.wouldBe
+  if (v.message !== undefined) d.message = v.message
+  return d
+}
+
+/** Builds the replay gate: the proposed config without its `audit` and `receipts` blocks. */
+export function loadProposed(path: string): () => ToolGate {
+  let raw: string
+  try {
+    raw = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new UsageError(`--config: cannot read ${path} (${(err as Error).message})`)
+  }
+  let config: unknown
+  try {
+    const ext = extname(path).toLowerCase()
+    config = ext === '.yaml' || ext === '.yml' ? parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true }) : JSON.parse(raw)
+  } catch (err) {
+    throw new UsageError(`--config ${path}: E_CONFIG: ${(err as Error).message}`)
+  }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config ${path}: E_CONFIG: expected a config object`)
+  const { audit: _audit, receipts: _receipts, ...rest } = config as Rec
+  const text = JSON.stringify(rest)
+  const build = () => {
+    try {
+      return new ToolGate(text)
+    } catch (err) {
+      throw new UsageError(`--config ${path}: ${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
+    }
+  }
+  build() // fail before reading the log
+  return build
+}
+
+/** A confirmation the replay gate asked for, waiting for the log's confirmation step. */
+interface Waiting {
+  key: string
+  /** The new gate's token, or undefined when the proposed config did not ask for confirmation. */
+  token: string | undefined
+}
+
+/** Replays `log` against the gates `newGate` builds (one per `open` record). Throws only when the log cannot be read. */
+export function replay(log: string, config: string, newGate: () => ToolGate): ReplayReport {
+  const report: ReplayReport = {
+    log, config, replayed: 0, same: 0, drift: 0, drifted: [],
+    skipped: { withoutArguments: 0, redacted: 0, auditUnavailable: 0, turnErrors: 0, confirmAfterDrift: 0, confirmWithoutCall: 0, unreadable: 0 },
+    redactedLines: [], gates: 0, decisions: 0, withArguments: 0,
+  }
+  let gate: ToolGate | undefined
+  let waiting: Waiting[] = []
+  /** State scopes (session, else subject) where a call was not replayed: their loop/taint state may differ. */
+  let gaps = new Set<string>()
+  const scopeOf = (r: Rec) => str(r.session) ?? str(r.sub) ?? ''
+  const keyOf = (r: Rec) => JSON.stringify([str(r.sub) ?? null, str(r.session) ?? null, str(r.tool) ?? null])
+  let line = 0
+  for (const raw of readLines(log)) {
+    line++
+    if (!raw.terminated) break // a torn last line: not a record
+    let r: Rec
+    try {
+      const v = JSON.parse(raw.bytes.toString('utf8')) as unknown
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object')
+      r = v as Rec
+    } catch {
+      report.skipped.unreadable++
+      continue
+    }
+    if (r.type === 'open' || gate === undefined) {
+      gate = newGate()
+      report.gates++
+      waiting = []
+      gaps = new Set()
+      if (r.type === 'open') continue
+    }
+    if (r.type === 'turn_error') {
+      report.skipped.turnErrors++
+      continue
+    }
+    if (r.type !== 'decision' || typeof r.tool !== 'string') continue
+    report.decisions++
+    if ('args' in r) report.withArguments++
+    const old = decidedOf(r)
+    if (old.reason === 'audit_unavailable') {
+      report.skipped.auditUnavailable++
+      continue
+    }
+    const ctx = contextOf(r)
+    let verdict: Verdict
+    if (r.step === 'confirm') {
+      const key = keyOf(r)
+      let i = waiting.length - 1
+      while (i >= 0 && waiting[i].key !== key) i--
+      if (i < 0) {
+        report.skipped.confirmWithoutCall++
+        if (allowedOutcome(old.outcome)) gaps.add(scopeOf(r))
+        continue
+      }
+      const w = waiting.splice(i, 1)[0]
+      if (w.token === undefined) {
+        report.skipped.confirmAfterDrift++
+        continue
+      }
+      verdict = gate.confirm(w.token, ctx)
+    } else {
+      if (!('args' in r)) {
+        report.skipped.withoutArguments++
+        if (allowedOutcome(old.outcome) || old.outcome === 'confirm') gaps.add(scopeOf(r))
+        continue
+      }
+      if (hasRedacted(r.args)) {
+        report.skipped.redacted++
+        if (report.redactedLines.length < 200) report.redactedLines.push(line)
+        if (allowedOutcome(old.outcome) || old.outcome === 'confirm') gaps.add(scopeOf(r))
+        continue
+      }
+      // a string is the text the model sent that was not JSON: replayed as that text
+      verdict = gate.check(r.tool, r.args as string | object, ctx)
+      if (old.outcome === 'confirm') waiting.push({ key: keyOf(r), token: verdict.confirmation?.token })
+    }
+    report.replayed++
+    const now = decidedOfVerdict(verdict)
+    const bothAllowed = allowedOutcome(old.outcome) && verdict.allowed
+    const sameDecision = bothAllowed ? (old.wouldBe ?? null) === (now.wouldBe ?? null) : old.outcome === now.outcome && (old.reason ?? null) === (now.reason ?? null) && (old.wouldBe ?? null) === (now.wouldBe ?? null)
+    const argsDiffer = bothAllowed && 'args' in r && !sameJson(r.args, verdict.arguments)
+    if (sameDecision && !argsDiffer) {
+      report.same++
+      continue
+    }
+    report.drift++
+    if (report.drifted.length >= MAX_DRIFT_LISTED) continue
+    const d: Drift = { line, tool: r.tool, old, new: now }
+    if (typeof r.time === 'string') d.time = r.time
+    if (typeof r.id === 'string') d.id = r.id
+    if (typeof r.callId === 'string') d.callId = r.callId
+    if (typeof r.sub === 'string') d.sub = r.sub
+    if (typeof r.session === 'string') d.session = r.session
+    if (r.step === 'confirm') d.step = 'confirm'
+    if (argsDiffer) d.arguments = { old: r.args, new: verdict.arguments }
+    const caveat = caveatOf(old, now, gaps.has(scopeOf(r)))
+    if (caveat !== undefined) d.caveat = caveat
+    report.drifted.push(d)
+  }
+  return report
+}
+
+/** Why a drift may come from replaying rather than from the proposed config. */
+function caveatOf(old: Decided, now: Decided, gap: boolean): string | undefined {
+  const reasons = [old.reason, now.reason, old.wouldBe, now.wouldBe]
+  const notes: string[] = []
+  if (reasons.includes('engine')) notes.push('a plugged engine decided the logged call; replay has no engines')
+  if (reasons.includes('loop')) notes.push('loop windows are measured at replay speed')
+  if (reasons.includes('token_invalid')) notes.push('confirmation expiry is measured at replay time')
+  if (gap && (reasons.includes('loop') || reasons.includes('taint'))) notes.push('an earlier call of this session was not replayed, so its loop and taint state may differ')
+  return notes.length === 0 ? undefined : notes.join('; ')
+}
+
+function paint(on: boolean) {
+  const c = (code: number) => (s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s)
+  return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
+}
+
+const decidedText = (d: Decided) => `${d.outcome}${d.reason ? ` (${d.reason})` : ''}${d.wouldBe ? ` [shadow: would be ${d.wouldBe}]` : ''}`
+
+/** The report for a terminal. */
+export function renderReplay(r: ReplayReport, color: boolean): string {
+  const p = paint(color)
+  const out = [`${p.bold('toolgate replay')} ${p.dim(`— ${r.log} against ${r.config}`)}`]
+  const verdict = r.drift === 0 ? p.green('no drift') : p.red(`${r.drift} would change`)
+  out.push(`  replayed ${r.replayed} call${r.replayed === 1 ? '' : 's'}: ${r.same} the same, ${verdict}`)
+  if (r.drifted.length > 0) out.push('', p.bold('drift'))
+  for (const d of r.drifted.slice(0, MAX_PRETTY)) {
+    const who = [d.callId !== undefined ? `call ${d.callId}` : undefined, d.sub !== undefined ? `sub ${d.sub}` : undefined, d.session !== undefined ? `session ${d.session}` : undefined]
+      .filter(Boolean)
+      .join(', ')
+    out.push(`  ${p.dim(`line ${d.line}`)}  ${d.time ?? ''}  ${p.bold(d.tool)}${d.step ? ' (confirmation)' : ''}${who ? p.dim(`  ${who}`) : ''}`)
+    out.push(`    ${decidedText(d.old)} → ${(d.new.outcome === 'passed' || d.new.outcome === 'repaired' ? p.green : p.red)(decidedText(d.new))}`)
+    if (d.arguments) out.push(`    ${p.dim('arguments')} ${JSON.stringify(d.arguments.old)} → ${JSON.stringify(d.arguments.new)}`)
+    if (d.new.message && d.new.reason !== d.old.reason) out.push(`    ${p.dim('│')} ${d.new.message.split('\n')[0]}`)
+    if (d.caveat) out.push(`    ${p.yellow('caveat')} ${d.caveat}`)
+  }
+  if (r.drift > Math.min(r.drifted.length, MAX_PRETTY)) out.push(`  … and ${r.drift - Math.min(r.drifted.length, MAX_PRETTY)} more (--format json lists up to ${MAX_DRIFT_LISTED})`)
+  const s = r.skipped
+  const notes: string[] = []
+  if (s.redacted) notes.push(`${s.redacted} with "[redacted]" arguments (line${r.redactedLines.length === 1 ? '' : 's'} ${r.redactedLines.slice(0, 10).join(', ')}${r.redactedLines.length > 10 ? ', …' : ''}): not replayable`)
+  if (s.withoutArguments) notes.push(`${s.withoutArguments} without arguments (written without includeArguments)`)
+  if (s.auditUnavailable) notes.push(`${s.auditUnavailable} audit_unavailable (a state of the writing host, not of the config)`)
+  if (s.turnErrors) notes.push(`${s.turnErrors} turn errors (no calls to replay)`)
+  if (s.confirmAfterDrift) notes.push(`${s.confirmAfterDrift} confirmation steps whose call no longer asks for confirmation (its drift is listed)`)
+  if (s.confirmWithoutCall) notes.push(`${s.confirmWithoutCall} confirmation steps whose call was not replayed or is not in this log`)
+  if (s.unreadable) notes.push(`${s.unreadable} lines that are not JSON records (run toolgate audit verify)`)
+  if (notes.length > 0) {
+    out.push('', p.bold('not replayed'))
+    for (const n of notes) out.push(`  ${n}`)
+  }
+  return out.join('\n') + '\n'
+}
+
+function run(argv: string[]): number {
+  try {
+    const { values, switches } = parseFlags(argv, {
+      values: { log: 'the JSONL decision log', config: 'the proposed toolgate config file (.json, .yaml or .yml)', format: '`pretty` or `json`' },
+      switches: ['help'],
+      aliases: { h: 'help' },
+    })
+    if (switches.has('help')) {
+      process.stdout.write(HELP)
+      return 0
+    }
+    const format = formatFlag(values)
+    if (values.log === undefined) throw new UsageError('missing --log FILE (the JSONL decision log to replay)')
+    if (values.config === undefined) throw new UsageError('missing --config FILE (the proposed config to decide the logged calls with)')
+    const newGate = loadProposed(values.config)
+    let report: ReplayReport
+    try {
+      report = replay(values.log, values.config, newGate)
+    } catch (err) {
+      if (err instanceof UsageError) throw err
+      throw new UsageError(`--log: cannot read ${values.log} (${(err as Error).message})`)
+    }
+    if (report.withArguments === 0) {
+      const what = report.decisions === 0 ? `${values.log} holds no decision records` : `no decision record in ${values.log} carries its arguments (${report.decisions} decision records, none with "args")`
+      process.stderr.write(`toolgate replay: ${what}, so there is nothing to replay. Replay needs a log written with "audit": { "includeArguments": true } in the config.\n`)
+      return 2
+    }
+    process.stdout.write(format === 'json' ? JSON.stringify(report) + '\n' : renderReplay(report, useColor()))
+    return report.drift > 0 ? 1 : 0
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`toolgate replay: ${err.message}\nRun \`toolgate replay --help\` for usage and examples.\n`)
+      return 2
+    }
+    throw err
+  }
+}
+
+/** `toolgate replay`. */
+export const command = { usage: USAGE, run }
