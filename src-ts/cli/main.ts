@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // The `toolgate` command line.
+import * as audit from './audit'
 import * as bench from './bench'
 import * as check from './check'
 import { runDemo } from './demo'
+import * as keygen from './keygen'
 import * as mcpProxy from './mcp-proxy'
+import * as replay from './replay'
 
 /** A subcommand: its one-line usage for the help text, and its runner (the exit code). */
 interface Command {
@@ -15,6 +18,9 @@ const COMMANDS: Record<string, Command> = {
   check: check.command,
   bench: bench.command,
   'mcp-proxy': mcpProxy.command,
+  audit: audit.command,
+  replay: replay.command,
+  keygen: keygen.command,
 }
 
 const HELP = `toolgate — the gate between an LLM agent and its tools
