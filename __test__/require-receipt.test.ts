@@ -36,7 +36,7 @@ async function mcpPair() {
   const client = new Client({ name: 'agent', version: '1.0.0' })
   const [a, b] = InMemoryTransport.createLinkedPair()
   await Promise.all([server.connect(a), client.connect(b)])
-  const call = (args: object, receipt?: string) =>
+  const call = (args: Record<string, unknown>, receipt?: string) =>
     client.callTool({ name: 'transfer', arguments: args, ...(receipt === undefined ? {} : { _meta: { [RECEIPT_META]: receipt } }) }) as Promise<{ isError?: boolean; content: { text: string }[] }>
   return { gate, runs, call, close: () => client.close() }
 }

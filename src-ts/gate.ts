@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml'
 
 import { AuditTrail, type AuditSinks } from './audit/trail'
 import { prepareConfig } from './config-host'
+import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, contextText } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest } from './engines'
 import { toToolGateError, ToolGateError } from './errors'
@@ -73,7 +74,7 @@ export class ToolGate {
    * naming the key or the tool and schema location when the config is wrong. `options.engines`
    * plugs policy engines in (asked in order after the built-in rules; see {@link ToolGateOptions}).
    */
-  constructor(config: ToolGateConfig | string, options?: ToolGateOptions) {
+  constructor(config: ToolGateConfig | ToolGateConfigInput | string, options?: ToolGateOptions) {
     const baseDir = fromFileDir
     fromFileDir = undefined
     const engines = options?.engines
@@ -103,6 +104,8 @@ export class ToolGate {
       if (config === null || typeof config !== 'object') {
         throw new ToolGateError('E_CONFIG', `config: expected an object or JSON text, got ${config === null ? 'null' : typeof config}`)
       }
+      // zod / AI SDK / Standard Schema tool schemas become JSON Schema here, once
+      config = normalizeToolSchemas(config as ToolGateConfigInput)
       try {
         text = JSON.stringify(config)
       } catch (err) {

@@ -6,6 +6,7 @@ export { ToolGate, defineConfig } from './gate'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'
 export { verifyReceipt, type ReceiptClaims, type ReceiptExpectation } from './receipt'
+export { normalizeToolSchemas, type ToolInputSchema, type ToolConfigInput, type ToolGateConfigInput, type ZodSchemaLike, type AiSdkSchemaLike, type StandardJsonSchemaLike } from './schema-input'
 export { requireReceipt, RECEIPT_HEADER, RECEIPT_META, type McpHandlerExtra, type RequireReceiptOptions } from './require-receipt'
 export type {
   AuditConfig,
