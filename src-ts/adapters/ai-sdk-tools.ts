@@ -32,7 +32,8 @@ type Execute = (input: unknown, options: ToolExecutionOptions<unknown>) => unkno
  *   {@link gateRepairToolCall} so calls the tool's schema rejects reach the gate too.
  *
  * A tool without `execute` (run by the host) is only marked, and a tool whose `execute` is an
- * `async function*` (streamed results) stays one. `confirm` outcomes are refusals for this turn
+ * `async function*` (streamed results) stays one (a plain function returning an async iterable
+ * does not: write it as `async function*`). `confirm` outcomes are refusals for this turn
  * (the token reaches only `onVerdict`). The caller's objects are not changed: each tool is copied
  * (with a `providerOptions.toolgate` marker the middleware checks and strips).
  */
