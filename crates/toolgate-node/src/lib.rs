@@ -381,7 +381,7 @@ pub fn verify_receipt(receipt: String, public_key: String, expect: String, now_m
         let args = exp.get("arguments");
         let e = toolgate_core::receipt::Expect { tool: exp.get("tool").and_then(|v| v.as_str()), arguments: args, sub: exp.get("sub").and_then(|v| v.as_str()) };
         let now_s = if now_ms.is_finite() && now_ms > 0.0 { (now_ms / 1000.0) as u64 } else { 0 };
-        let claims = toolgate_core::receipt::verify(&receipt, &public_key, now_s, &e).map_err(|err| GateError::Receipt(err.reason(), format!("{}: {err}", err.reason())))?;
+        let claims = toolgate_core::receipt::verify(&receipt, &public_key, now_s, &e).map_err(|err| GateError::Receipt(err.reason(), err.to_string()))?;
         Ok(serde_json::to_string(&claims).unwrap_or_default())
     };
     match catch_unwind(AssertUnwindSafe(run)) {
