@@ -492,10 +492,33 @@ describe('gatedToolNode in a LangGraph StateGraph', () => {
   })
 })
 
+describe('loading', () => {
+  it('loads no LangChain package until one is needed, and names the one that is missing', () => {
+    const script = [
+      "const Module = require('node:module')",
+      'const resolve = Module._resolveFilename',
+      // @langchain/langgraph is not installed, as far as this process can tell
+      "Module._resolveFilename = function (request, ...rest) { if (request.startsWith('@langchain/langgraph')) { const e = new Error(`Cannot find module '${request}'`); e.code = 'MODULE_NOT_FOUND'; throw e } return resolve.call(this, request, ...rest) }",
+      "const { gatedToolNode } = require('./src-ts/adapters/langchain.ts')",
+      "const { ToolGate } = require('./src-ts/index.ts')",
+      'const loaded = Object.keys(require.cache).filter((k) => /@langchain/.test(k))',
+      'let error',
+      "try { gatedToolNode([], new ToolGate({ tools: [{ name: 'ping' }] })) } catch (e) { error = `${e.code} ${e.message}` }",
+      'console.log(JSON.stringify({ loaded, error }))',
+    ].join('\n')
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    const { loaded, error } = JSON.parse(out) as { loaded: string[]; error: string }
+    expect(loaded).toEqual([])
+    expect(error).toBe('E_CONFIG gatedToolNode: install @langchain/langgraph (>=1.7.3 <2) to use toolgate/langchain: `npm install @langchain/langgraph`')
+  })
+})
+
 describe('examples/langchain.ts', () => {
   it('runs offline and prints what happened', () => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'langchain.ts')], { cwd: root, encoding: 'utf8' })
-    expect(out).toContain('repaired')
-    expect(out).toMatch(/no_rule/)
+    const lines = out.trim().split('\n')
+    expect(lines.slice(0, 3)).toEqual(['gate: call_1 get_weather repaired', 'gate: call_2 read_file denied (no_rule)', 'tool call_1 (success): Oslo: sunny for 3 days'])
+    expect(lines[3]).toMatch(/^tool call_2 \(error\): Not permitted: no policy rule allows `read_file`/)
+    expect(lines[4]).toBe('model: Oslo looks sunny; I may not read that report for you.')
   })
 })

@@ -394,10 +394,27 @@ describe('the real OpenAI models against the loopback upstream', () => {
   }
 })
 
+describe('loading', () => {
+  it('never loads the Agents SDK at runtime: it is only imported for types', () => {
+    const script = [
+      "const { gateAgentTool, toolgateGuardrail } = require('./src-ts/adapters/openai-agents.ts')",
+      "const { ToolGate } = require('./src-ts/index.ts')",
+      "const gate = new ToolGate({ tools: [{ name: 'ping' }] })",
+      'toolgateGuardrail(gate)',
+      "gateAgentTool({ type: 'function', name: 'ping', invoke: async () => 'pong' }, gate)",
+      'console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /@openai[\\\\/]agents/.test(k))))',
+    ].join('\n')
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    expect(JSON.parse(out)).toEqual([])
+  })
+})
+
 describe('examples/openai-agents.ts', () => {
   it('runs offline and prints what happened', () => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'openai-agents.ts')], { cwd: root, encoding: 'utf8' })
-    expect(out).toContain('repaired')
-    expect(out).toMatch(/no_rule/)
+    const lines = out.trim().split('\n')
+    expect(lines.slice(0, 3)).toEqual(['gate: call_1 get_weather repaired', 'gate: call_2 read_file denied (no_rule)', 'tool call_1: Oslo: sunny for 3 days'])
+    expect(lines[3]).toMatch(/^tool call_2: Not permitted: no policy rule allows `read_file` on `file:secrets\/keys.txt`/)
+    expect(lines[4]).toBe('model: Oslo looks sunny; I may not read that file for you.')
   })
 })
