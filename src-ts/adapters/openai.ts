@@ -16,7 +16,7 @@ import { proxyClient } from './openai-client-proxy'
 import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
 import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './openai-run-handlers'
 
-export type { ContextSource, ReportInfo, VerdictInfo } from './openai-guarded-turns'
+export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
 
 type ChatCompletion = OpenAI.Chat.Completions.ChatCompletion
