@@ -197,6 +197,72 @@ describe('toolgate audit verify', () => {
     expect(pretty.stdout).toContain('warning')
   })
 
+  it('a gate opening a file with a torn tail cuts it off, says so in its open record, and the chain holds', async () => {
+    const f = fresh('torn-reopen.jsonl')
+    await writeLog(f)
+    const whole = lines(f).length
+    appendFileSync(f, '{"v":1,"type":"decision","ti')
+    const again = new ToolGate(configA(f))
+    again.check('search', '{"q":"after the crash"}', ana)
+    await again.flush()
+    expect(JSON.parse(lines(f)[whole])).toMatchObject({ type: 'open', tornBytesRemoved: 28 })
+    const { code, report } = verifyJson(f)
+    expect(code).toBe(0)
+    expect(report.warnings).toEqual([])
+    expect(report.summary).toMatchObject({ lines: whole + 2, opens: 2, tornBytesRemoved: 28 })
+  })
+
+  // Known bug in src-ts/audit/trail.ts lastLine(): the torn tail's length is measured on decoded
+  // text, so a tail cut inside a multi-byte UTF-8 character (2 bytes here, counted as 3) makes the
+  // truncation eat into the last whole line. Flip to `it` once fixed.
+  it.fails('a torn tail cut inside a multi-byte character is cut off exactly', async () => {
+    const f = fresh('torn-utf8.jsonl')
+    await writeLog(f)
+    appendFileSync(f, Buffer.from([...Buffer.from('{"v":1,"args":{"city":"Z'), 0xc3]))
+    const again = new ToolGate(configA(f))
+    again.check('search', '{}')
+    await again.flush()
+    expect(verifyJson(f).code).toBe(0)
+  })
+
+  it('follows a rotation across files given oldest first; names files out of order', () => {
+    // a rotation as the trail writes it: the old file renamed, the new one starting with a
+    // rotate record whose prev is the old file's last line
+    const { createHash } = require('node:crypto') as typeof import('node:crypto')
+    const h = (l: string) => createHash('sha256').update(l).digest('base64url')
+    const ls = lines(log)
+    const old = fresh('rot.jsonl.1')
+    writeLines(old, ls.slice(0, 8))
+    const chain = (l: string, prev: string) => l.replace(/"prev":(null|"[^"]*")\}$/, `"prev":"${prev}"}`)
+    const next: string[] = [chain(JSON.stringify({ v: 1, type: 'rotate', time: new Date().toISOString(), pid: 1, configHash: 'x', prev: null }), h(ls[7]))]
+    for (const l of ls.slice(8)) next.push(chain(l, h(next[next.length - 1])))
+    const live = fresh('rot.jsonl')
+    writeLines(live, next)
+    const both = verifyJson(old, live)
+    expect(both.code).toBe(0)
+    expect(both.report.summary).toMatchObject({ lines: ls.length + 1, rotations: 1 })
+    expect(both.report.warnings).toEqual([])
+    const alone = verifyJson(live)
+    expect(alone.code).toBe(0)
+    expect(alone.report.warnings[0]).toContain('rotate record continuing an earlier file')
+    const swapped = verifyJson(live, old)
+    expect(swapped.code).toBe(1)
+    expect(swapped.report.break).toMatchObject({ kind: 'files', line: 1 })
+  })
+
+  // Known bug in src-ts/audit/trail.ts #write: the batch is chained before #rotate() runs, so the
+  // rotate record links to the batch's last line instead of the old file's. Flip to `it` once fixed.
+  it.fails('a log rotated by the trail (maxFileBytes) verifies across its files', async () => {
+    const f = fresh('rotated.jsonl')
+    const gate = new ToolGate({ version: 1, tools, audit: { jsonl: f, maxFileBytes: 2000 } })
+    for (let b = 0; b < 3; b++) {
+      for (let i = 0; i < 3; i++) gate.check('search', `{"q":"${b}-${i}"}`)
+      await gate.flush()
+    }
+    const { code } = verifyJson(`${f}.1`, `${f}.2`, f)
+    expect(code).toBe(0)
+  })
+
   it('a gate reopening the same file continues the chain across its open record', async () => {
     const f = fresh('reopen.jsonl')
     await writeLog(f)
