@@ -5,6 +5,7 @@
 // a policy: `send_email` is declared but no rule allows it (`no_rule`), `save_note` writes
 // (`confirm`), `launch_rockets` is not declared (`unknown_tool`).
 import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import Anthropic from '@anthropic-ai/sdk'
@@ -246,6 +247,20 @@ describe('messages.create, streamed', () => {
     }).rejects.toMatchObject({ name: 'ToolGateError', code: 'E_PAYLOAD' })
     expect(seen).toContain('message_start')
     expect(toolgateReport(stream)).toBeUndefined()
+  })
+
+  it('a call max_tokens cut off is refused at the end, told to onVerdict and answered', async () => {
+    // recorded events (fixtures/streams): the message stops inside a tool_use block
+    const fixture = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'streams', 'anthropic', 'call-never-closed.json'), 'utf8')) as { events: Json[] }
+    const body = sseText(fixture.events.map((data) => ({ event: String(data.type), data })))
+    const raw = new Anthropic({ apiKey: 'sk-ant-test', maxRetries: 0, fetch: async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } }) })
+    const stream = await guardAnthropic(raw, gate, ana, { onVerdict: (v, info) => void verdicts.push([v, info]) }).messages.create({ ...params, messages: [user], stream: true })
+    const types: string[] = []
+    for await (const e of stream) types.push(e.type)
+    expect(types).not.toContain('content_block_delta')
+    expect(verdicts.map(([v, i]) => `${i.callId} ${v.outcome} ${v.reason} ${i.streamed}`)).toEqual(['toolu_open rejected bad_arguments true'])
+    const results = (await runToolCalls(stream, handlers, gate))!
+    expect(results.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_open', content: verdicts[0][0].message, is_error: true }])
   })
 
   it('breaking out of the stream early leaves no report', async () => {

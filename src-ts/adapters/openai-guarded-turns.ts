@@ -197,17 +197,26 @@ function wrapStream(
   where: string,
 ): unknown {
   const entry: Entry = { gate, dialect, report: undefined }
+  const told = new Set<string>()
+  const tellCalls = async (calls: TurnCall[]): Promise<void> => {
+    for (const c of calls) {
+      if (told.has(c.callId)) continue
+      told.add(c.callId)
+      await options.onVerdict?.(c, { dialect, callId: c.callId, streamed: true, context })
+    }
+  }
   async function* events(): AsyncGenerator<unknown, void, undefined> {
     for await (const event of source) {
-      const completed = toolStream.push(event as object)
-      if (options.onVerdict !== undefined) {
-        for (const c of completed) await options.onVerdict(c, { dialect, callId: c.callId, streamed: true, context })
-      }
+      await tellCalls(toolStream.push(event as object))
       yield* toolStream.forward()
     }
     const report = toolStream.end()
+    // a call the stream never completed is refused by `end()`: told here
+    await tellCalls(report.calls)
     entry.report = report
     if (options.onReport !== undefined) await options.onReport(report as TurnReport<ClientDialect>, { streamed: true, context })
+    // whatever `end()` still releases (a final event held back) reaches the consumer too
+    yield* toolStream.forward()
   }
   const Stream = (source as { constructor?: unknown }).constructor
   if (typeof Stream !== 'function') throw new ToolGateError('E_CONFIG', `${where}: the SDK answered a stream without a Stream class`)
