@@ -179,7 +179,7 @@ export class ToolGate {
 
   /** Audit records lost since the gate was built (only with `audit.onFailure: "allow"` can calls run without one). */
   get auditDropped(): number {
-    return this.#binding.auditDropped
+    return this.#binding.auditDropped + (this.#audit?.lost ?? 0)
   }
 
   /** Writes every buffered audit record out now (a no-op without an `audit` block). */
@@ -203,6 +203,7 @@ export class ToolGate {
     const text = args === null || args === undefined ? '' : jsonText(args)
     const c = bareContextText(ctx)
     if (typeof text !== 'string') {
+      this.#audit?.decided(1)
       return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
     }
     if (this.#engines === undefined) {
@@ -255,6 +256,7 @@ export class ToolGate {
     const c = bareContextText(ctx)
     const run = (engine: string | undefined): { tool: string; verdict: Verdict; facts: Facts } => {
       const wire = this.#call(() => this.#native.confirm(this.#handle, String(token), c, engine))
+      if (engine !== '') this.#audit?.decided(1)
       const nl = wire.indexOf('\n')
       const tool = JSON.parse(wire.slice(0, nl)) as string
       const facts: Facts = {}

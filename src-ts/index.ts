@@ -7,7 +7,7 @@ export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'
 export { verifyReceipt, type ReceiptClaims, type ReceiptExpectation } from './receipt'
 export { normalizeToolSchemas, type ToolInputSchema, type ToolConfigInput, type ToolGateConfigInput, type ZodSchemaLike, type AiSdkSchemaLike, type StandardJsonSchemaLike } from './schema-input'
-export { requireReceipt, RECEIPT_HEADER, RECEIPT_META, type McpHandlerExtra, type RequireReceiptOptions } from './require-receipt'
+export { requireReceipt, RECEIPT_HEADER, RECEIPT_META, type HttpRequestLike, type HttpResponseLike, type McpHandlerExtra, type RequireReceiptOptions } from './require-receipt'
 export type {
   AuditConfig,
   CallContext,

@@ -2,8 +2,6 @@
 // gate allowed — with exactly these arguments, for this tool — and each receipt at most once
 // within its lifetime. Verification is the core's (`verifyReceipt`); this reads where the
 // receipt travels and keeps the replay cache.
-import type { IncomingMessage, ServerResponse } from 'node:http'
-
 import { ToolGateError } from './errors'
 import { verifyReceipt, type ReceiptClaims } from './receipt'
 
@@ -71,6 +69,17 @@ function checker(opts: RequireReceiptOptions): (receipt: unknown, args: unknown)
   }
 }
 
+/** The part of a Node `IncomingMessage` read here (structural, so no `@types/node` is needed). */
+export interface HttpRequestLike extends AsyncIterable<Uint8Array | string> {
+  headers: Record<string, string | string[] | undefined>
+}
+
+/** The part of a Node `ServerResponse` written here on a refusal. */
+export interface HttpResponseLike {
+  writeHead(status: number, headers?: Record<string, string>): unknown
+  end(body?: string): unknown
+}
+
 /** The extra an MCP SDK tool handler receives (only `_meta` is read). */
 export interface McpHandlerExtra {
   _meta?: Record<string, unknown>
@@ -103,36 +112,41 @@ export function requireReceipt<A, E extends McpHandlerExtra, R>(
  * `maxBodyBytes`, default 1 MiB) and checked; the handler gets it parsed as its third argument.
  * A refusal answers 403 with `{ error: { code: 'E_RECEIPT', reason, message } }`.
  */
-requireReceipt.http = function requireReceiptHttp(
-  handler: (req: IncomingMessage, res: ServerResponse, args: unknown) => unknown,
+requireReceipt.http = function requireReceiptHttp<Req extends HttpRequestLike, Res extends HttpResponseLike>(
+  handler: (req: Req, res: Res, args: unknown) => unknown,
   options: RequireReceiptOptions & { maxBodyBytes?: number },
-): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+): (req: Req, res: Res) => Promise<void> {
   const check = checker(options)
   const max = options.maxBodyBytes ?? 1 << 20
   return async (req, res) => {
     const chunks: Buffer[] = []
     let size = 0
+    const refuse = (status: number, body: object) => {
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(body))
+    }
     for await (const c of req) {
-      size += (c as Buffer).length
+      const b = typeof c === 'string' ? Buffer.from(c) : Buffer.from(c.buffer, c.byteOffset, c.byteLength)
+      size += b.length
       if (size > max) {
-        res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'E_PAYLOAD', message: `body over ${max} bytes` } }))
+        refuse(413, { error: { code: 'E_PAYLOAD', message: `body over ${max} bytes` } })
         return
       }
-      chunks.push(c as Buffer)
+      chunks.push(b)
     }
     let args: unknown
     try {
       const text = Buffer.concat(chunks).toString('utf8')
       args = text.trim() === '' ? {} : JSON.parse(text)
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'E_PAYLOAD', message: 'the body is not JSON' } }))
+      refuse(400, { error: { code: 'E_PAYLOAD', message: 'the body is not JSON' } })
       return
     }
     try {
       check(req.headers[RECEIPT_HEADER], args)
     } catch (err) {
       const e = err as ToolGateError
-      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'E_RECEIPT', reason: e.reason, message: e.message } }))
+      refuse(403, { error: { code: 'E_RECEIPT', reason: e.reason, message: e.message } })
       return
     }
     await handler(req, res, args)

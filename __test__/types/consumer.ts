@@ -38,6 +38,24 @@ import {
   type PolicyEngine,
   type PolicyRule,
   type ToolGateOptions,
+  verifyReceipt,
+  normalizeToolSchemas,
+  requireReceipt,
+  RECEIPT_HEADER,
+  RECEIPT_META,
+  type AuditConfig,
+  type ReceiptClaims,
+  type ReceiptExpectation,
+  type HttpRequestLike,
+  type HttpResponseLike,
+  type McpHandlerExtra,
+  type RequireReceiptOptions,
+  type ToolInputSchema,
+  type ToolConfigInput,
+  type ToolGateConfigInput,
+  type ZodSchemaLike,
+  type AiSdkSchemaLike,
+  type StandardJsonSchemaLike,
 } from 'toolgate'
 import * as toolgate from 'toolgate'
 
@@ -246,6 +264,27 @@ export function usage(): string[] {
   const laterTurn: Promise<TurnReport<'openai'>> = pg.guardAsync(completion, { dialect: 'openai', ...ctx })
   pg.markSession('session-1', 'internal')
   out.push(String(later.length), String(laterTurn), String(ToolGate.fromFile('x.yaml', options).tools.length))
+
+  // proof and record: receipts, the audit block, shadow mode, schemas written once
+  const audit: AuditConfig = { jsonl: 'audit.jsonl', includeArguments: true, redact: ['password'], onFailure: 'deny', bufferRecords: 1024, maxFileBytes: 1 << 20, stdout: false }
+  const proven = new ToolGate({ tools: [search], receipts: { privateKeyEnv: 'TOOLGATE_KEY', ttlSeconds: 60 }, audit, mode: 'shadow' }, { onAudit: (line: string) => out.push(line) })
+  const v = proven.check('search', { query: 'x' })
+  const expect: ReceiptExpectation = { tool: 'search', arguments: v.arguments, sub: 'user-1' }
+  const claims: ReceiptClaims = verifyReceipt(v.receipt ?? '', proven.publicKey ?? '', expect)
+  out.push(claims.tool, claims.jti, String(claims.exp), String(v.shadow), v.wouldBe ?? '', String(proven.auditDropped))
+  const flushed: Promise<void> = proven.flush()
+  const receiptOptions: RequireReceiptOptions = { publicKey: proven.publicKey ?? '', tool: 'search', maxReplayCache: 10 }
+  const mcpHandler = requireReceipt(async (args: { query: string }, extra: McpHandlerExtra) => ({ content: [{ type: 'text' as const, text: `${args.query} ${String(extra._meta)}` }] }), receiptOptions)
+  const httpHandler = requireReceipt.http((req: HttpRequestLike, res: HttpResponseLike, args: unknown) => res.end(`${String(req.headers[RECEIPT_HEADER])} ${JSON.stringify(args)}`), receiptOptions)
+  out.push(RECEIPT_META, String(flushed), String(mcpHandler), String(httpHandler))
+  const zodLike: ZodSchemaLike = { _zod: {} }
+  const aiLike: AiSdkSchemaLike = { jsonSchema: { type: 'object' } }
+  const standard: StandardJsonSchemaLike = { '~standard': { vendor: 'x', jsonSchema: { input: () => ({ type: 'object' }) } } }
+  const inputs: ToolInputSchema[] = [zodLike, aiLike, standard, { type: 'object' }, true]
+  const toolIn: ToolConfigInput = { name: 'z', inputSchema: zodLike }
+  out.push(String(inputs.length))
+  const configIn: ToolGateConfigInput = { tools: [toolIn] }
+  out.push(String(normalizeToolSchemas({ tools: [{ name: 'plain', inputSchema: { type: 'object' } }] }).tools.length), String(configIn.tools.length))
 
   // Misuses that must not compile.
   // @ts-expect-error the tool name is a string

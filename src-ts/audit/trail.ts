@@ -47,24 +47,27 @@ function chained(line: string, prev: string | null): string {
   return `${line.slice(0, -1)},"prev":${prev === null ? 'null' : `"${prev}"`}}`
 }
 
-/** The last whole line of an open file (and the length of any torn tail after it). */
+/** The last whole line of an open file (and the length in bytes of any torn tail after it). */
 function lastLine(fd: number): { line: string | null; torn: number; size: number } {
   const size = fstatSync(fd).size
   if (size === 0) return { line: null, torn: 0, size }
   const chunk = Math.min(size, 1 << 20)
   const buf = Buffer.alloc(chunk)
   readSync(fd, buf, 0, chunk, size - chunk)
-  let text = buf.toString('utf8')
-  let torn = 0
-  if (!text.endsWith('\n')) {
-    const nl = text.lastIndexOf('\n')
-    torn = Buffer.byteLength(nl < 0 ? text : text.slice(nl + 1))
-    text = nl < 0 ? '' : text.slice(0, nl + 1)
-  }
-  const body = text.slice(0, -1)
-  const nl = body.lastIndexOf('\n')
-  const line = body === '' ? null : body.slice(nl + 1)
-  return { line, torn, size }
+  // bytes, not decoded text: a tail cut inside a multi-byte character must not move the cut
+  const end = buf.lastIndexOf(0x0a)
+  const torn = end < 0 ? (chunk === size ? size : 0) : chunk - end - 1
+  if (end < 0) return { line: null, torn, size }
+  const start = buf.lastIndexOf(0x0a, end - 1)
+  return { line: buf.subarray(start + 1, end).toString('utf8') || null, torn, size }
+}
+
+/** Writes all of `text` (a short write is continued). */
+function writeAll(fd: number, text: string): number {
+  const buf = Buffer.from(text, 'utf8')
+  let done = 0
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
+  return done
 }
 
 const live = new Set<WeakRef<AuditTrail>>()
@@ -87,6 +90,7 @@ export class AuditTrail {
   #prev: string | null = null
   #since = 0
   #failed = false
+  #lost = 0
   #timer: ReturnType<typeof setInterval>
   readonly #ref: WeakRef<AuditTrail>
 
@@ -136,6 +140,11 @@ export class AuditTrail {
     this.#write(lines)
   }
 
+  /** Records drained from the core that no sink could take (a failed write): lost, and counted. */
+  get lost(): number {
+    return this.#lost
+  }
+
   /** Stops the background drain after a last flush. */
   close(): void {
     this.flush()
@@ -152,31 +161,54 @@ export class AuditTrail {
   }
 
   #write(lines: string[]): void {
+    try {
+      if (this.#fd !== undefined) {
+        // rotate before chaining, so the batch follows the `rotate` record
+        const max = this.#sinks.maxFileBytes
+        const estimate = lines.reduce((n, l) => n + Buffer.byteLength(l) + 60, 0)
+        if (max !== undefined && this.#bytes > 0 && this.#bytes + estimate > max) this.#rotate()
+      }
+    } catch (err) {
+      this.#fail(err, lines.length)
+      return
+    }
     let out = ''
     const written: string[] = []
+    const start = this.#prev
     for (const raw of lines) {
       const line = chained(raw, this.#prev)
       this.#prev = lineHash(line)
       out += line + '\n'
       written.push(line)
     }
-    try {
-      if (this.#fd !== undefined) {
-        const max = this.#sinks.maxFileBytes
-        if (max !== undefined && this.#bytes > 0 && this.#bytes + Buffer.byteLength(out) > max) this.#rotate()
-        this.#bytes += writeSync(this.#fd, out)
+    if (this.#fd !== undefined) {
+      try {
+        this.#bytes += writeAll(this.#fd, out)
+      } catch (err) {
+        // nothing of this batch is the chain's: the next line follows the last one written
+        this.#prev = start
+        this.#fail(err, lines.length)
+        return
       }
-      if (this.#sinks.stdout) writeSync(1, out)
-      if (this.#sinks.onAudit) for (const l of written) this.#sinks.onAudit(l)
-      if (this.#failed) {
-        this.#failed = false
-        this.#source.setFailed(false)
-      }
-    } catch (err) {
-      this.#failed = true
-      this.#source.setFailed(true)
-      process.emitWarning(`toolgate audit: the sink failed (${(err as Error).message}); calls are refused (audit_unavailable) until it recovers, unless audit.onFailure is "allow"`)
     }
+    try {
+      if (this.#sinks.stdout) writeAll(1, out)
+      if (this.#sinks.onAudit) for (const l of written) this.#sinks.onAudit(l)
+    } catch (err) {
+      this.#fail(err, 0)
+      return
+    }
+    if (this.#failed) {
+      this.#failed = false
+      this.#source.setFailed(false)
+    }
+  }
+
+  #fail(err: unknown, lost: number): void {
+    this.#lost += lost
+    this.#failed = true
+    this.#source.setFailed(true)
+    process.emitWarning(`toolgate audit: the sink failed (${(err as Error).message}); ${lost > 0 ? `${lost} records lost and counted; ` : ''}calls are refused (audit_unavailable) until it recovers, unless audit.onFailure is "allow"`)
   }
 
   #retry(): void {
@@ -199,7 +231,7 @@ export class AuditTrail {
     this.#fd = openSync(path, 'a+')
     this.#bytes = 0
     const line = chained(this.#openRecord('rotate', 0), this.#prev)
+    this.#bytes += writeAll(this.#fd, line + '\n')
     this.#prev = lineHash(line)
-    this.#bytes += writeSync(this.#fd, line + '\n')
   }
 }

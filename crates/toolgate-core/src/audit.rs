@@ -272,8 +272,8 @@ impl AuditLog {
             latency_us: d.latency_us,
             args_hash,
             args,
-            identity: self.include_arguments.then(|| ctx.identity.clone().map(Value::Object)).flatten(),
-            context: self.include_arguments.then(|| ctx.context.clone().map(Value::Object)).flatten(),
+            identity: if self.include_arguments { ctx.identity.as_ref().map(|m| self.redacted(&Value::Object(m.clone()))) } else { None },
+            context: if self.include_arguments { ctx.context.as_ref().map(|m| self.redacted(&Value::Object(m.clone()))) } else { None },
             jti: d.jti,
             config_hash: &self.config_hash,
         };

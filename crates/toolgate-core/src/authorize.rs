@@ -236,6 +236,15 @@ impl Gate {
     /// expired or other caller's token is `token_invalid`. At [`Stage::Ask`] the token is left
     /// in place. Answers the confirmed tool's name (`None` for an invalid token) with the verdict.
     pub fn confirm(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
+        let started = std::time::Instant::now();
+        let (tool, v) = self.confirm_inner(token, who);
+        // every confirmation is recorded, refused ones included (an unknown token has no tool)
+        let origin = crate::record::Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool: tool.as_deref().unwrap_or(""), raw: crate::audit::RawArgs::None, started, step: Some("confirm") };
+        let v = self.finish(who, origin, v);
+        (tool, v)
+    }
+
+    fn confirm_inner(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
         let store = self.store();
         let invalid = || (None, Verdict::denied(Reason::TokenInvalid, "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into()));
         let Some(p) = store.take_token(token, who.now_ms) else { return invalid() };
@@ -250,11 +259,8 @@ impl Gate {
         if t.decl.operator && !who.ctx.is_operator() {
             return (Some(p.tool), self.surface_refusal(t));
         }
-        let started = std::time::Instant::now();
         let v = Verdict::allow(p.arguments, p.flags, false);
         let v = self.authorize(t, v, &Who { confirming: true, ..*who });
-        let origin = crate::record::Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool: &p.tool, raw: crate::audit::RawArgs::None, started, step: Some("confirm") };
-        let v = self.finish(who, origin, v);
         (Some(p.tool), v)
     }
 
