@@ -277,9 +277,11 @@ impl AuditLog {
             jti: d.jti,
             config_hash: &self.config_hash,
         };
-        match serde_json::to_string(&line) {
-            Ok(text) => self.push(text),
-            Err(_) => {
+        // one buffer sized for a typical record: no regrowth while serializing
+        let mut buf = Vec::with_capacity(512);
+        match serde_json::to_writer(&mut buf, &line).map(|()| String::from_utf8(buf)) {
+            Ok(Ok(text)) => self.push(text),
+            _ => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }

@@ -31,12 +31,31 @@ impl std::fmt::Debug for Clock {
     }
 }
 
-/// `ms` since the epoch as RFC 3339 UTC with milliseconds (`2026-11-30T03:42:04.123Z`).
+/// `ms` since the epoch as RFC 3339 UTC with milliseconds (`2026-11-30T03:42:04.123Z`). The
+/// date-and-seconds part is cached per thread (audit records ask for it on every decision).
 pub fn rfc3339(ms: u64) -> String {
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+    }
     let secs = ms / 1000;
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem / 60 % 60, rem % 60, ms % 1000)
+    let mut out = String::with_capacity(24);
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != secs {
+            let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+            let rem = secs % 86_400;
+            last.1 = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, rem / 60 % 60, rem % 60);
+            last.0 = secs;
+        }
+        out.push_str(&last.1);
+    });
+    let frac = ms % 1000;
+    out.push('.');
+    out.push(char::from(b'0' + (frac / 100) as u8));
+    out.push(char::from(b'0' + (frac / 10 % 10) as u8));
+    out.push(char::from(b'0' + (frac % 10) as u8));
+    out.push('Z');
+    out
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
