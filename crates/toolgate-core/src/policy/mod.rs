@@ -8,7 +8,6 @@ pub mod resource;
 pub mod scope;
 pub mod tool;
 
-use ahash::AHashMap;
 use condition::{Condition, Truth};
 use glob::Glob;
 use scope::Scope;
@@ -24,8 +23,6 @@ struct Rule {
     id: String,
     effect: Effect,
     roles: Option<Vec<String>>,
-    /// `roles` as a set of bits of [`Policy::role_bits`], when every one of them has a bit.
-    role_mask: Option<u64>,
     personas: Option<Vec<usize>>,
     subjects: Option<Vec<Glob>>,
     resources: Option<Vec<Glob>>,
@@ -40,10 +37,6 @@ pub struct Policy {
     rules: Vec<Rule>,
     tool_globs: Vec<Option<Vec<Glob>>>,
     action_globs: Vec<Option<Vec<Glob>>>,
-    /// A bit for each role name the rules select on (the first 64 names): the caller's roles
-    /// are looked up once per decision, then each rule's `roles` is one AND instead of a
-    /// string comparison per pair of roles.
-    role_bits: AHashMap<Box<str>, u32>,
 }
 
 /// What the rules concluded for one call.
@@ -87,33 +80,14 @@ impl Policy {
         let mut rules = Vec::with_capacity(p.rules.len());
         let mut tool_globs = Vec::with_capacity(p.rules.len());
         let mut action_globs = Vec::with_capacity(p.rules.len());
-        let mut role_bits: AHashMap<Box<str>, u32> = AHashMap::new();
         for (i, r) in p.rules.iter().enumerate() {
             let at = format!("policy.rules[{i}]");
-            let (mut rule, tg, ag) = compile_rule(r, &at, &personas, tools)?;
-            rule.role_mask = rule.roles.as_ref().and_then(|roles| {
-                let mut mask = 0u64;
-                for role in roles {
-                    let next = role_bits.len() as u32;
-                    let bit = *role_bits.entry(role.as_str().into()).or_insert(next);
-                    mask |= 1u64.checked_shl(bit)?;
-                }
-                Some(mask)
-            });
+            let (rule, tg, ag) = compile_rule(r, &at, &personas, tools)?;
             rules.push(rule);
             tool_globs.push(tg);
             action_globs.push(ag);
         }
-        role_bits.retain(|_, bit| *bit < 64);
-        Ok(Policy { personas, rules, tool_globs, action_globs, role_bits })
-    }
-
-    /// The caller's roles as bits of `role_bits` (roles no rule names have none).
-    fn caller_roles(&self, roles: &[String]) -> u64 {
-        if self.role_bits.is_empty() {
-            return 0;
-        }
-        roles.iter().filter_map(|r| self.role_bits.get(r.as_str())).fold(0, |m, &bit| m | 1 << bit)
+        Ok(Policy { personas, rules, tool_globs, action_globs })
     }
 
     /// Indices of the rules whose `tools` and `actions` selectors match this tool: the only
@@ -143,10 +117,9 @@ impl Policy {
         let mut allowed = false;
         let mut confirm: Option<bool> = None;
         let mut needed_subject = false;
-        let caller_roles = self.caller_roles(scope.roles);
         for &i in candidates {
             let r = &self.rules[i as usize];
-            if !r.matches_caller(scope, caller_roles, persona) {
+            if !r.matches_caller(scope, persona) {
                 continue;
             }
             if let Some(globs) = &r.resources {
@@ -195,10 +168,9 @@ impl Policy {
     /// when no allow rule could match, or when a deny rule matches whatever the arguments.
     pub fn could_allow(&self, candidates: &[u32], scope: &Scope<'_>, persona: Option<usize>, has_resource: bool) -> bool {
         let mut could = false;
-        let caller_roles = self.caller_roles(scope.roles);
         for &i in candidates {
             let r = &self.rules[i as usize];
-            if !r.matches_caller(scope, caller_roles, persona) {
+            if !r.matches_caller(scope, persona) {
                 continue;
             }
             let truth = r.when.as_ref().map_or(Truth::True, |c| c.eval(scope));
@@ -220,14 +192,9 @@ impl Policy {
 }
 
 impl Rule {
-    /// `caller_roles`: the caller's roles as [`Policy::caller_roles`] gives them.
-    fn matches_caller(&self, scope: &Scope<'_>, caller_roles: u64, persona: Option<usize>) -> bool {
+    fn matches_caller(&self, scope: &Scope<'_>, persona: Option<usize>) -> bool {
         if let Some(roles) = &self.roles {
-            let held = match self.role_mask {
-                Some(mask) => mask & caller_roles != 0,
-                None => roles.iter().any(|r| scope.roles.iter().any(|c| c == r)),
-            };
-            if !held {
+            if !roles.iter().any(|r| scope.roles.iter().any(|c| c == r)) {
                 return false;
             }
         }
@@ -323,7 +290,6 @@ fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tool
         id: r.id.clone().unwrap_or_else(|| at.trim_start_matches("policy.").to_owned()),
         effect: r.effect,
         roles: r.roles.clone(),
-        role_mask: None,
         personas,
         subjects: globs("subjects", &r.subjects, false)?,
         resources: globs("resources", &r.resources, true)?,
