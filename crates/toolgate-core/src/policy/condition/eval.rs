@@ -96,6 +96,8 @@ fn equal(a: V<'_>, b: V<'_>) -> Option<bool> {
         (V::Null, V::Null) => Some(true),
         (V::Null, _) | (_, V::Null) => Some(false),
         (V::Bool(x), V::Bool(y)) => Some(x == y),
+        // equality needs no ordering: different lengths are unequal without comparing bytes
+        (V::Str(x), V::Str(y)) => Some(x == y),
         _ => order(a, b).map(|o| o == Ordering::Equal),
     }
 }
