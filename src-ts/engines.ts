@@ -7,7 +7,8 @@ import type { CallContext, EngineAnswer, EngineRequest, PolicyEngine } from './t
 /** Default time an engine may take before it counts as a deny (ms). */
 export const DEFAULT_ENGINE_TIMEOUT_MS = 50
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
+/** Whether `v` is a promise (anything with a `then` method). */
+export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function'
 }
 

@@ -6,7 +6,7 @@ import { AuditTrail, type AuditSinks } from './audit/trail'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, contextText } from './context'
-import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest } from './engines'
+import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
 import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
 import { filterToolList } from './tools'
@@ -412,9 +412,7 @@ export class ToolGate {
   }
 }
 
-function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function'
-}
+const isPromise = isThenable as <T>(v: T | Promise<T>) => v is Promise<T>
 
 /** Adds the wire's policy facts to a verdict (never the engine question, which is internal). */
 function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {

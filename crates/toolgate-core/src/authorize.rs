@@ -236,7 +236,7 @@ impl Gate {
     /// expired or other caller's token is `token_invalid`. At [`Stage::Ask`] the token is left
     /// in place. Answers the confirmed tool's name (`None` for an invalid token) with the verdict.
     pub fn confirm(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
-        let started = std::time::Instant::now();
+        let started = self.decision_start();
         let (tool, v) = self.confirm_inner(token, who);
         // every confirmation is recorded, refused ones included (an unknown token has no tool)
         let origin = crate::record::Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool: tool.as_deref().unwrap_or(""), raw: crate::audit::RawArgs::None, started, step: Some("confirm") };

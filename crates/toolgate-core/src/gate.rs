@@ -234,7 +234,7 @@ impl Gate {
     /// is the caller. The whole pipeline of SPEC.md, in order, then the receipt and the audit
     /// record (the call id is the context's `callId`).
     pub fn check_as(&self, tool: &str, args: &str, who: &Who<'_>) -> Verdict {
-        let started = std::time::Instant::now();
+        let started = self.decision_start();
         let v = self.decide_text(tool, args, who);
         let raw = if self.audit.as_ref().is_some_and(|a| a.includes_arguments()) { RawArgs::Text(args) } else { RawArgs::None };
         let origin = Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool, raw, started, step: None };
@@ -393,7 +393,7 @@ impl Gate {
     /// Refuses arguments the host could not turn into JSON text (a cycle, a BigInt, a
     /// function), after the unknown-tool check, as `bad_arguments`.
     pub fn check_unreadable(&self, tool: &str, detail: &str, who: &Who<'_>) -> Verdict {
-        let started = std::time::Instant::now();
+        let started = self.decision_start();
         let v = match self.tool(tool) {
             None => self.unknown(tool, who),
             Some(t) if t.decl.operator && !who.ctx.is_operator() => self.surface_refusal(t),

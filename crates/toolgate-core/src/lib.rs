@@ -39,4 +39,4 @@ pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
 pub use turn::{calls_to_wire, DialectChoice, Patch, TurnCall, TurnReport};
-pub use verdict::{Confirmation, Outcome, Reason, RulesAnswer, Verdict};
+pub use verdict::{Confirmation, Facts, Outcome, Reason, RulesAnswer, Verdict};

@@ -23,13 +23,20 @@ pub struct Origin<'a> {
     pub tool: &'a str,
     /// The arguments as received (kept only when records include arguments).
     pub raw: RawArgs<'a>,
-    /// When the decision started.
-    pub started: Instant,
+    /// When the decision started (`None` when nothing records its latency: see
+    /// [`Gate::decision_start`]).
+    pub started: Option<Instant>,
     /// `Some("confirm")` for the second step of confirm-before-write.
     pub step: Option<&'static str>,
 }
 
 impl Gate {
+    /// The start of a decision's latency, read only when the audit log records it (no clock read
+    /// on the hot path otherwise).
+    pub fn decision_start(&self) -> Option<Instant> {
+        self.audit().map(|_| Instant::now())
+    }
+
     /// Signs and records a final verdict; returns it (with its receipt).
     pub fn finish(&self, who: &Who<'_>, origin: Origin<'_>, mut v: Verdict) -> Verdict {
         if matches!(who.stage, Stage::Ask) {
@@ -71,7 +78,7 @@ impl Gate {
                 verdict: &v,
                 raw: origin.raw,
                 now_ms: who.now_ms,
-                latency_us: origin.started.elapsed().as_micros() as u64,
+                latency_us: origin.started.map_or(0, |t| t.elapsed().as_micros() as u64),
                 jti: jti.as_deref(),
                 step: origin.step,
             });

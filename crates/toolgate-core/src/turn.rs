@@ -133,7 +133,7 @@ impl Gate {
             .zip(broken)
             .enumerate()
             .map(|(i, (call, problem))| {
-                let started = std::time::Instant::now();
+                let started = self.decision_start();
                 let who = who.at(i);
                 let raw_value = match (&call.args, keep_raw) {
                     (Args::Value(v), true) => Some(v.clone()),
@@ -347,21 +347,8 @@ struct WireCall<'a> {
     message: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    action: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    confirmation: Option<&'a crate::verdict::Confirmation>,
-    /// Stage::Ask only: the rules' answer the engines are asked about.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    engine: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    receipt: Option<&'a str>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    shadow: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    would_be: Option<&'static str>,
+    #[serde(flatten)]
+    facts: crate::verdict::Facts<'a>,
 }
 
 #[derive(Serialize)]
@@ -382,13 +369,7 @@ impl<'a> WireCall<'a> {
             flags: &c.verdict.flags,
             message: c.verdict.message.as_deref(),
             reason: c.verdict.reason.map(|r| r.as_str()),
-            action: c.verdict.action.as_deref(),
-            resource: c.verdict.resource.as_deref(),
-            confirmation: c.verdict.confirmation.as_ref(),
-            engine: c.verdict.engine_question.map(|q| q.as_str()),
-            receipt: c.verdict.receipt.as_deref(),
-            shadow: c.verdict.shadow,
-            would_be: c.verdict.would_be.map(|r| r.as_str()),
+            facts: c.verdict.facts(),
         }
     }
 }

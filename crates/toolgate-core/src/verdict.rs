@@ -141,10 +141,46 @@ pub struct Verdict {
     /// Shadow mode: the reason enforcement would have refused with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub would_be: Option<Reason>,
-    /// Set when the gate stopped at the engine stage (`Stage::AskEngines`): the built-in rules'
+    /// Set when the gate stopped at the engine stage (`Stage::Ask`): the built-in rules'
     /// result the plugged engines are asked about. Never set on a final verdict.
     #[serde(skip)]
     pub engine_question: Option<RulesAnswer>,
+}
+
+/// What policy said about a verdict beyond its outcome, as the binding's wires carry it (the
+/// `check` wire's facts and each call of the turn wire). Serialized camelCase; absent parts
+/// are left out.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facts<'a> {
+    /// The action policy was asked about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'a str>,
+    /// The resolved resource.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<&'a str>,
+    /// Outcome `confirm` only: the host-only token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<&'a Confirmation>,
+    /// Stage-one only: the rules' answer the engines are asked about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<&'static str>,
+    /// The signed receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<&'a str>,
+    /// Shadow mode: let through although enforcement would refuse.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shadow: bool,
+    /// Shadow mode: the reason enforcement would give.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be: Option<&'static str>,
+}
+
+impl Facts<'_> {
+    /// Whether there is nothing to tell.
+    pub fn is_empty(&self) -> bool {
+        self.action.is_none() && self.resource.is_none() && self.confirmation.is_none() && self.engine.is_none() && self.receipt.is_none() && !self.shadow
+    }
 }
 
 /// What the built-in rules concluded, as told to plugged engines.
@@ -179,20 +215,28 @@ pub struct Confirmation {
 }
 
 impl Verdict {
-    /// Whether the call may run (passed or repaired).
-    pub fn allowed(&self) -> bool {
-        matches!(self.outcome, Outcome::Passed | Outcome::Repaired)
+    /// The policy facts of this verdict (see [`Facts`]).
+    pub fn facts(&self) -> Facts<'_> {
+        Facts {
+            action: self.action.as_deref(),
+            resource: self.resource.as_deref(),
+            confirmation: self.confirmation.as_ref(),
+            engine: self.engine_question.map(|q| q.as_str()),
+            receipt: self.receipt.as_deref(),
+            shadow: self.shadow,
+            would_be: self.would_be.map(|r| r.as_str()),
+        }
     }
 
-    /// A refusal with its model-readable message; the outcome follows from the reason.
-    pub fn rejected(reason: Reason, message: String) -> Verdict {
+    /// A verdict with `outcome` and nothing else set.
+    fn bare(outcome: Outcome) -> Verdict {
         Verdict {
-            outcome: reason.outcome(),
+            outcome,
             untouched: false,
             arguments: None,
             flags: Vec::new(),
-            message: Some(message),
-            reason: Some(reason),
+            message: None,
+            reason: None,
             action: None,
             resource: None,
             confirmation: None,
@@ -201,6 +245,16 @@ impl Verdict {
             would_be: None,
             engine_question: None,
         }
+    }
+
+    /// Whether the call may run (passed or repaired).
+    pub fn allowed(&self) -> bool {
+        matches!(self.outcome, Outcome::Passed | Outcome::Repaired)
+    }
+
+    /// A refusal with its model-readable message; the outcome follows from the reason.
+    pub fn rejected(reason: Reason, message: String) -> Verdict {
+        Verdict { message: Some(message), reason: Some(reason), ..Verdict::bare(reason.outcome()) }
     }
 
     /// Same as [`Verdict::rejected`]; reads better for policy refusals.
@@ -212,20 +266,6 @@ impl Verdict {
     /// caller's own argument text can run as is.
     pub fn allow(arguments: Value, flags: Vec<Flag>, untouched: bool) -> Verdict {
         let outcome = if flags.is_empty() { Outcome::Passed } else { Outcome::Repaired };
-        Verdict {
-            outcome,
-            untouched: untouched && outcome == Outcome::Passed,
-            arguments: Some(arguments),
-            flags,
-            message: None,
-            reason: None,
-            action: None,
-            resource: None,
-            confirmation: None,
-            receipt: None,
-            shadow: false,
-            would_be: None,
-            engine_question: None,
-        }
+        Verdict { untouched: untouched && outcome == Outcome::Passed, arguments: Some(arguments), flags, ..Verdict::bare(outcome) }
     }
 }

@@ -18,8 +18,7 @@ use std::sync::{Arc, RwLock};
 
 use napi::Error;
 use napi_derive::napi;
-use serde::Serialize;
-use toolgate_core::{CallContext, Confirmation, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, Verdict};
+use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, Verdict};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -27,40 +26,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Fail-closed answer used if the core ever panics on an input: refuse the call.
 const PANIC_WIRE: &str = "\nrejected\nbad_arguments\n\ntoolgate could not process these arguments; the call was not run.";
 
-/// What policy was asked about a call, for the `check` wire (see the module docs).
-#[derive(Serialize)]
-struct Facts<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    action: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    confirmation: Option<&'a Confirmation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    engine: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    receipt: Option<&'a str>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    shadow: bool,
-    #[serde(rename = "wouldBe", skip_serializing_if = "Option::is_none")]
-    would_be: Option<&'static str>,
-}
-
-/// The verdict's policy facts as compact JSON, or `None` when it has none.
+/// The verdict's policy facts (`Verdict::facts`) as compact JSON, or `None` when it has none.
 fn facts(v: &Verdict) -> Option<String> {
-    if v.action.is_none() && v.resource.is_none() && v.confirmation.is_none() && v.engine_question.is_none() && v.receipt.is_none() && !v.shadow {
+    let f = v.facts();
+    if f.is_empty() {
         return None;
     }
-    serde_json::to_string(&Facts {
-        action: v.action.as_deref(),
-        resource: v.resource.as_deref(),
-        confirmation: v.confirmation.as_ref(),
-        engine: v.engine_question.map(|q| q.as_str()),
-        receipt: v.receipt.as_deref(),
-        shadow: v.shadow,
-        would_be: v.would_be.map(|r| r.as_str()),
-    })
-    .ok()
+    serde_json::to_string(&f).ok()
 }
 
 fn to_wire(v: &Verdict) -> String {

@@ -31,19 +31,7 @@ pub fn new_token() -> Result<String, TokenError> {
     Ok(base64url(&bytes))
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// RFC 4648 §5 base64url, no padding.
-fn base64url(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity((bytes.len() * 4).div_ceil(3));
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-        }
-    }
-    out
-}
+use crate::receipt::base64url::encode as base64url;
 
 /// The loop-guard key of a call: a 128-bit hash of `tool` and `args`.
 ///

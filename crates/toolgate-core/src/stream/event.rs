@@ -41,7 +41,7 @@ pub(crate) struct Cx<'a> {
 impl Cx<'_> {
     /// Finishes call `i`'s verdict (receipt, audit record) and stores it.
     fn settle(&mut self, i: usize, verdict: Verdict) {
-        let started = std::time::Instant::now();
+        let started = self.gate.decision_start();
         let Some(t) = self.sh.call(i) else { return };
         let keep = self.gate.audit().is_some_and(|a| a.includes_arguments());
         let raw = if keep { crate::audit::RawArgs::Text(&t.text) } else { crate::audit::RawArgs::None };
