@@ -19,6 +19,7 @@ export type {
   PolicyConfig,
   PolicyEngine,
   PolicyRule,
+  ProxyConfig,
   ToolGateOptions,
   FilterToolsOptions,
   GuardOptions,

@@ -248,6 +248,34 @@ export interface ToolGateConfig {
   receipts?: { privateKeyEnv?: string; privateKeyFile?: string; privateKey?: string; ttlSeconds?: number }
   /** The decision log (docs/audit.md). */
   audit?: AuditConfig
+  /** Settings of the CLI proxies (`toolgate mcp-proxy`, `toolgate proxy`); the library ignores them. */
+  proxy?: ProxyConfig
+}
+
+/** `proxy`: who the CLI proxies act for and how they reach their upstream. Command-line flags win. */
+export interface ProxyConfig {
+  /** A fixed caller subject (`--subject`). */
+  subject?: string
+  /** Fixed caller roles (`--role`). */
+  roles?: string[]
+  /** A fixed session for loop and taint state (`--session`). */
+  session?: string
+  /** HTTP proxy: request headers naming the caller, lower case (defaults `x-toolgate-subject`, `x-toolgate-roles` (comma-separated), `x-toolgate-session`). */
+  identityHeaders?: { subject?: string; roles?: string; session?: string }
+  /** MCP proxy: tools whose changed definition is accepted and pinned anew (`true`: all). Default: none, calls to a changed tool are refused. */
+  acceptToolChanges?: boolean | string[]
+  /** MCP proxy: file keeping pinned tool definitions across runs (relative to the config file). */
+  pinsFile?: string
+  /** HTTP proxy: the model API base URL; MCP proxy with `--listen`: an HTTP MCP server to front. */
+  upstream?: string
+  /** HTTP proxy: upstream time limit in ms before the client gets 504. */
+  timeoutMs?: number
+  /** HTTP proxy: largest request body in bytes (413 beyond). */
+  maxBodyBytes?: number
+  /** Listeners: `Origin` values accepted besides loopback ones. */
+  allowedOrigins?: string[]
+  /** Listeners: environment variable holding the bearer token clients must send. */
+  bearerTokenEnv?: string
 }
 
 /** `audit`: where decision records go and what they hold. */

@@ -44,6 +44,7 @@ import {
   RECEIPT_HEADER,
   RECEIPT_META,
   type AuditConfig,
+  type ProxyConfig,
   type ReceiptClaims,
   type ReceiptExpectation,
   type HttpRequestLike,
@@ -266,6 +267,8 @@ export function usage(): string[] {
   out.push(String(later.length), String(laterTurn), String(ToolGate.fromFile('x.yaml', options).tools.length))
 
   // proof and record: receipts, the audit block, shadow mode, schemas written once
+  const proxyConfig: ProxyConfig = { subject: 'ana', roles: ['analyst'], session: 's1', identityHeaders: { subject: 'x-user' }, acceptToolChanges: ['read_file'], pinsFile: 'pins.json', upstream: 'https://api.openai.com', timeoutMs: 60_000, maxBodyBytes: 1 << 20, allowedOrigins: [], bearerTokenEnv: 'TOKEN' }
+  void proxyConfig
   const audit: AuditConfig = { jsonl: 'audit.jsonl', includeArguments: true, redact: ['password'], onFailure: 'deny', bufferRecords: 1024, maxFileBytes: 1 << 20, stdout: false }
   const proven = new ToolGate({ tools: [search], receipts: { privateKeyEnv: 'TOOLGATE_KEY', ttlSeconds: 60 }, audit, mode: 'shadow' }, { onAudit: (line: string) => out.push(line) })
   const v = proven.check('search', { query: 'x' })

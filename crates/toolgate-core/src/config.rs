@@ -49,6 +49,9 @@ pub struct Config {
     /// The audit log; absent means no records.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
+    /// Settings of the CLI proxies (read by the host only; parsed here so typos are errors).
+    #[serde(default)]
+    pub proxy: Option<crate::proxy_config::ProxyConfig>,
 }
 
 /// Whether policy-level refusals are enforced.
@@ -440,6 +443,9 @@ impl Config {
                     "config at `receipts`: privateKeyEnv / privateKeyFile must be resolved into privateKey by the host (ToolGate does this)".into(),
                 ));
             }
+        }
+        if let Some(p) = &self.proxy {
+            p.validate()?;
         }
         if let Some(a) = &self.audit {
             if a.buffer_records == 0 || a.buffer_records > 10_000_000 {

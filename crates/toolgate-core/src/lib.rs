@@ -20,6 +20,7 @@ pub mod error;
 pub mod gate;
 pub mod json;
 pub mod policy;
+pub mod proxy_config;
 pub mod receipt;
 pub mod record;
 pub mod schema;
