@@ -1,0 +1,237 @@
+/**
+ * What `toolgate mcp-proxy` adds to a `tools/call` (issue 6: under 200 µs p50), and how many calls
+ * per second go through it, against a direct connection to the same server in the same run.
+ *
+ *   npm run build:ts                         # the bench spawns dist/cli/main.js
+ *   npx tsx bench/mcp-proxy.bench.ts         # ~40 s
+ *   npx tsx bench/mcp-proxy.bench.ts --quick # smoke run
+ *
+ * Env overrides: BENCH_WARMUP (calls per variant before timing, default 2000), BENCH_ROUNDS
+ * (interleaved rounds, default 100), BENCH_CALLS (timed calls per variant per round, default 50),
+ * BENCH_THROUGHPUT (calls per throughput pass, default 5000), BENCH_TIME (tinybench ms per task,
+ * default 2000).
+ *
+ * The server is bench/mcp-echo-server.mjs (the official SDK's McpServer over stdio, one `echo`
+ * tool answering at once with its arguments). Three variants, each an official SDK `Client` with
+ * a `StdioClientTransport`:
+ *   - direct:            spawns `node bench/mcp-echo-server.mjs`
+ *   - proxied:           spawns `node dist/cli/main.js mcp-proxy -- node bench/mcp-echo-server.mjs`
+ *   - proxied, repaired: the same proxy; the call carries `"n": "5"`, which the gate repairs to 5
+ * Order of work: the answers are asserted equal (the repaired call's answer must be the direct
+ * answer to `n: 5`, proving the repair reached the server), then interleaved per-call timing
+ * (p50/p99, the added p50, the per-round differences as a noise gauge), tinybench on the same
+ * calls, and calls per second sequentially and with 16 in flight. Figures go to stdout and to
+ * bench/results/mcp-proxy.txt.
+ */
+import { mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { arch, cpus, loadavg, platform } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Bench } from 'tinybench'
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+
+const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
+const root = join(here, '..')
+const QUICK = process.argv.includes('--quick')
+const num = (name: string, full: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : full))
+const WARMUP = num('BENCH_WARMUP', 2000, 300)
+const ROUNDS = num('BENCH_ROUNDS', 100, 10)
+const CALLS = num('BENCH_CALLS', 50, 30)
+const THROUGHPUT = num('BENCH_THROUGHPUT', 5000, 1000)
+const TB_TIME = num('BENCH_TIME', 2000, 300)
+const IN_FLIGHT = 16
+/** The issue's target: what the proxy adds to one `tools/call`, p50. */
+const TARGET_ADDED_P50_US = 200
+
+const cli = join(root, 'dist', 'cli', 'main.js')
+const server = [process.execPath, join(here, 'mcp-echo-server.mjs')]
+const ARGS = { text: 'hello toolgate', n: 5, tag: 'a' }
+const REPAIR_ARGS = { text: 'hello toolgate', n: '5', tag: 'a' }
+
+type Variant = 'direct' | 'proxied' | 'proxied, repaired'
+const VARIANTS: Variant[] = ['direct', 'proxied', 'proxied, repaired']
+
+interface Link {
+  client: Client
+  /** The last few KB the child wrote to stderr (drained all along, so a chatty proxy never blocks). */
+  stderr(): string
+  close(): Promise<void>
+}
+
+/** An SDK client on a `node <args…>` child it spawns. */
+async function connect(args: string[]): Promise<Link> {
+  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe', cwd: root })
+  let tail = ''
+  transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-4096)))
+  const client = new Client({ name: 'toolgate-mcp-proxy-bench', version: '1.0.0' })
+  try {
+    await client.connect(transport)
+  } catch (err) {
+    throw new Error(`could not connect to \`node ${args.join(' ')}\`: ${(err as Error).message}\nits stderr: ${tail}`)
+  }
+  return { client, stderr: () => tail, close: () => client.close() }
+}
+
+const out: string[] = []
+const say = (line = '') => {
+  out.push(line)
+  console.log(line)
+}
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
+const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length))
+const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
+
+/** Nearest-rank percentile of sorted values. */
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+}
+const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b)
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+function addonNote(): string {
+  const addon = join(root, 'binding', `toolgate.${platform()}-${arch()}${platform() === 'linux' ? '-gnu' : ''}.node`)
+  try {
+    const mb = statSync(addon).size / 1e6
+    return `${mb.toFixed(1)} MB${mb > 30 ? ' — LOOKS LIKE A DEBUG BUILD: run `npm run build:native` first' : ''}`
+  } catch {
+    return 'not found at the usual path'
+  }
+}
+
+/** A warning when dist/ is older than the proxy's sources (the bench would time stale code). */
+function distNote(): string {
+  const stale = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts'].filter((f) => {
+    try {
+      return statSync(join(root, f)).mtimeMs > statSync(cli).mtimeMs
+    } catch {
+      return false
+    }
+  })
+  return stale.length === 0 ? 'dist/cli/main.js is newer than the proxy sources' : `WARNING: ${stale.join(', ')} newer than dist/ — run \`npm run build:ts\``
+}
+
+async function main(): Promise<void> {
+  try {
+    statSync(cli)
+  } catch {
+    throw new Error('dist/cli/main.js is missing: run `npm run build:ts` first')
+  }
+  say(`toolgate mcp-proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  say(`addon: ${addonNote()}; ${distNote()}`)
+  say(`server: node bench/mcp-echo-server.mjs (SDK McpServer, stdio); call: echo ${JSON.stringify(ARGS)}; repaired variant: ${JSON.stringify(REPAIR_ARGS)}`)
+  say(`warm-up ${WARMUP} calls per variant; ${ROUNDS} interleaved rounds × ${CALLS} calls per variant; throughput ${THROUGHPUT} calls per pass; tinybench ${TB_TIME} ms per task`)
+  say('')
+
+  const direct = await connect(server.slice(1))
+  const proxied = await connect([cli, 'mcp-proxy', '--', ...server])
+  const links: Record<Variant, Link> = { direct, proxied, 'proxied, repaired': proxied }
+  const argsOf: Record<Variant, Record<string, unknown>> = { direct: ARGS, proxied: ARGS, 'proxied, repaired': REPAIR_ARGS }
+  const call = (v: Variant) => links[v].client.callTool({ name: 'echo', arguments: argsOf[v] })
+
+  try {
+    // 1. The same answers, and the repair reached the server.
+    const answers = await Promise.all(VARIANTS.map(call))
+    const texts = answers.map((a) => JSON.stringify(a))
+    const expected = JSON.stringify({ content: [{ type: 'text', text: JSON.stringify(ARGS) }] })
+    for (const [i, v] of VARIANTS.entries()) {
+      if (texts[i] !== expected) throw new Error(`${v}: answer ${texts[i]}, expected ${expected}`)
+    }
+    if (!/repaired echo .*StringToInteger \/n/.test(proxied.stderr())) throw new Error(`the proxy did not report the repair; its stderr: ${proxied.stderr()}`)
+    say(`answers: all three variants answer ${expected} (the repaired call's "5" reached the server as 5)`)
+    say('')
+
+    for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await call(v)
+
+    // 2. Interleaved per-call latency: every round times CALLS sequential calls of each variant,
+    // the first variant rotating, each call between its own hrtime pair.
+    const samples: Record<Variant, number[]> = { direct: [], proxied: [], 'proxied, repaired': [] }
+    const roundP50: Record<Variant, number[]> = { direct: [], proxied: [], 'proxied, repaired': [] }
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const v = VARIANTS[(r + k) % VARIANTS.length]
+        const mine: number[] = []
+        for (let i = 0; i < CALLS; i++) {
+          const t0 = process.hrtime.bigint()
+          await call(v)
+          mine.push(Number(process.hrtime.bigint() - t0) / 1e3)
+        }
+        samples[v].push(...mine)
+        roundP50[v].push(pct(sortNum(mine), 50))
+      }
+    }
+    const lat = Object.fromEntries(VARIANTS.map((v) => {
+      const s = sortNum(samples[v])
+      return [v, { p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99), mean: mean(s), n: s.length }]
+    })) as Record<Variant, { p50: number; p90: number; p99: number; mean: number; n: number }>
+    say(`== Latency per tools/call, sequential, interleaved (µs; ${ROUNDS * CALLS} calls per variant) ==`)
+    say(`${pad('', 20)}${lpad('p50', 9)}${lpad('p90', 9)}${lpad('p99', 9)}${lpad('mean', 9)}`)
+    for (const v of VARIANTS) say(`${pad(v, 20)}${lpad(fmt(lat[v].p50), 9)}${lpad(fmt(lat[v].p90), 9)}${lpad(fmt(lat[v].p99), 9)}${lpad(fmt(lat[v].mean), 9)}`)
+    const added = (v: Variant) => lat[v].p50 - lat.direct.p50
+    const diffs = (v: Variant) => sortNum(roundP50[v].map((x, i) => x - roundP50.direct[i]))
+    say('')
+    for (const v of ['proxied', 'proxied, repaired'] as const) {
+      const d = diffs(v)
+      say(`${v}: adds ${fmt(added(v))} µs at p50 (ratio ${fmt(lat[v].p50 / lat.direct.p50, 2)}), ${fmt(lat[v].p99 - lat.direct.p99)} µs at p99; per-round p50 difference median ${fmt(pct(d, 50))} µs (quartiles ${fmt(pct(d, 25))}–${fmt(pct(d, 75))})`)
+    }
+    const met = added('proxied') < TARGET_ADDED_P50_US
+    say(`target: the proxy adds under ${TARGET_ADDED_P50_US} µs p50 per tools/call — ${met ? 'met' : 'NOT met'} (${fmt(added('proxied'))} µs; repaired path ${fmt(added('proxied, repaired'))} µs)`)
+    say('')
+
+    // 3. tinybench, the same calls (tasks run one after another: load changes move the differences).
+    const bench = new Bench({ name: 'mcp-proxy', time: TB_TIME, warmupTime: Math.min(500, TB_TIME) })
+    for (const v of VARIANTS) bench.add(v, async () => { await call(v) })
+    await bench.run()
+    say(`== tinybench (${TB_TIME} ms per task; µs) ==`)
+    const tb: Record<string, { p50: number; p99: number; mean: number; samples: number }> = {}
+    for (const t of bench.tasks) {
+      const r = t.result
+      if (r.state !== 'completed' && r.state !== 'aborted-with-statistics') throw new Error(`${t.name}: ${r.state}`)
+      tb[t.name] = { p50: (r.latency.p50 ?? NaN) * 1e3, p99: (r.latency.p99 ?? NaN) * 1e3, mean: r.latency.mean * 1e3, samples: r.latency.samplesCount }
+      say(`${pad(t.name, 20)} p50 ${lpad(fmt(tb[t.name].p50), 7)}  p99 ${lpad(fmt(tb[t.name].p99), 7)}  mean ${lpad(fmt(tb[t.name].mean), 7)}  (${tb[t.name].samples} calls)`)
+    }
+    say(`tinybench: proxied adds ${fmt(tb.proxied.p50 - tb.direct.p50)} µs p50, repaired ${fmt(tb['proxied, repaired'].p50 - tb.direct.p50)} µs`)
+    say('')
+
+    // 4. Calls per second: sequential, and IN_FLIGHT callers sharing one client. Two passes per
+    // variant, alternating, the better pass reported (the worse one is load from elsewhere).
+    const sequential = async (v: Variant): Promise<number> => {
+      const t0 = process.hrtime.bigint()
+      for (let i = 0; i < THROUGHPUT; i++) await call(v)
+      return THROUGHPUT / (Number(process.hrtime.bigint() - t0) / 1e9)
+    }
+    const concurrent = async (v: Variant): Promise<number> => {
+      let next = 0
+      const worker = async () => {
+        while (next++ < THROUGHPUT) await call(v)
+      }
+      const t0 = process.hrtime.bigint()
+      await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
+      return THROUGHPUT / (Number(process.hrtime.bigint() - t0) / 1e9)
+    }
+    const rate: Record<string, number[]> = {}
+    for (let pass = 0; pass < 2; pass++) {
+      const order = pass === 0 ? VARIANTS : [...VARIANTS].reverse()
+      for (const v of order) (rate[`${v} seq`] ??= []).push(await sequential(v))
+      for (const v of order) (rate[`${v} ${IN_FLIGHT}`] ??= []).push(await concurrent(v))
+    }
+    say(`== Calls per second (${THROUGHPUT} calls per pass, 2 passes, better one; both in brackets) ==`)
+    say(`${pad('', 20)}${lpad('sequential', 22)}${lpad(`${IN_FLIGHT} in flight`, 22)}`)
+    const cell = (xs: number[]) => `${Math.max(...xs).toFixed(0)} (${xs.map((x) => x.toFixed(0)).join('/')})`
+    for (const v of VARIANTS) say(`${pad(v, 20)}${lpad(cell(rate[`${v} seq`]), 22)}${lpad(cell(rate[`${v} ${IN_FLIGHT}`]), 22)}`)
+    const best = (k: string) => Math.max(...rate[k])
+    say(`proxied / direct: sequential ${fmt(best('proxied seq') / best('direct seq'), 2)}, ${IN_FLIGHT} in flight ${fmt(best(`proxied ${IN_FLIGHT}`) / best(`direct ${IN_FLIGHT}`), 2)}`)
+  } finally {
+    await proxied.close()
+    await direct.close()
+  }
+
+  mkdirSync(join(here, 'results'), { recursive: true })
+  writeFileSync(join(here, 'results', 'mcp-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})
