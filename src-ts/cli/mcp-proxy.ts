@@ -1,11 +1,12 @@
 // `toolgate mcp-proxy`: front an MCP server (spawned, stdio) and gate the client's tools/call.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { extname } from 'node:path'
+import { dirname, extname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 
 import { ToolGate } from '../gate'
 import { runMcpProxy } from '../proxy/mcp'
+import { ToolPins } from '../proxy/mcp-pins'
 import type { CallContext, ToolGateConfig } from '../types'
 
 const DEFAULT_MAX = 16 * 1024 * 1024
@@ -28,20 +29,42 @@ holds the client's messages until that list is in. Logs go to stderr; stdout is 
 When the server exits, requests still waiting get a JSON-RPC error (-32000) and the proxy
 exits with the server's code.
 
+Tool definitions are pinned: the first definition the server lists for a tool (name, title,
+description, inputSchema, outputSchema, annotations) is approved; if the server later lists a
+different one, calls to that tool are refused until an operator accepts the change. With
+--pins-file the pins persist, so a server cannot swap a tool between runs either.
+
+Tools with "writes": true in the config need the user's approval: when the client offers MCP
+elicitation, the proxy asks the user (elicitation/create) and runs the call on "accept";
+otherwise the call is refused with a message saying approval is required.
+
 Flags:
   --config FILE            toolgate config (.json, .yaml): tools declared here win over the
-                           server's tool of the same name (without inputSchema: the server's)
-  --filter-list            tools/list answers show only what the gate keeps; with --config
-                           tools, only those tools are listed and callable (an allowlist)
+                           server's tool of the same name (without inputSchema: the server's);
+                           its "proxy" section sets subject, roles, session, acceptToolChanges
+                           and pinsFile (flags win; paths are relative to the config file)
+  --filter-list            tools/list answers show only what the gate keeps (and no tool whose
+                           definition changed); with --config tools, only those tools are
+                           listed and callable (an allowlist)
   --subject NAME           who is calling (CallContext.subject)
-  --role ROLE              a role of the caller (repeatable)
+  --role ROLE              a role of the caller (repeatable; replaces the config's roles)
   --session ID             session for loop and taint state
+  --pins-file FILE         keep approved tool definitions in FILE across runs (created if
+                           missing; a corrupt file is an error: exit 2)
+  --accept-tool-changes[=NAME,…]
+                           accept changed definitions (of every tool, or of the named ones)
+                           and pin them anew
   --max-message-bytes N    largest JSON-RPC line from either side (default ${DEFAULT_MAX})
   -h, --help               this text
+
+Exit codes: the server's exit code; 2 for a usage, config or pins-file error; 127 when the
+server command cannot be run.
 
 Examples:
   toolgate mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir
   toolgate mcp-proxy --config toolgate.config.yaml --filter-list -- node my-server.js
+  toolgate mcp-proxy --pins-file pins.json -- node my-server.js
+  toolgate mcp-proxy --pins-file pins.json --accept-tool-changes=search -- node my-server.js
 
   Claude Desktop / Cursor (mcpServers in claude_desktop_config.json or .cursor/mcp.json):
     {
@@ -55,24 +78,29 @@ Examples:
     }
   On Windows use "npx.cmd" for both commands (or "cmd" with ["/c", "npx", …]).
 
-Not built yet: the Streamable HTTP listener, tool-definition pinning, elicitation.
+More: docs/mcp-proxy.md
 `
 
 interface Parsed {
   configPath?: string
   filterList: boolean
-  context: CallContext
+  subject?: string
+  roles?: string[]
+  session?: string
+  pinsFile?: string
+  acceptToolChanges?: true | string[]
   maxMessageBytes: number
   server: string[]
 }
 
 function parse(argv: string[]): Parsed | string {
-  const out: Parsed = { filterList: false, context: {}, maxMessageBytes: DEFAULT_MAX, server: [] }
+  const out: Parsed = { filterList: false, maxMessageBytes: DEFAULT_MAX, server: [] }
   let i = 0
-  const value = (flag: string): string | undefined => {
+  const value = (): string | undefined => {
     const v = argv[++i]
-    return v === undefined || v === '--' ? undefined : v
+    return v === undefined || v === '--' || v === '' ? undefined : v
   }
+  const once = new Set<string>()
   for (; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--') {
@@ -81,7 +109,11 @@ function parse(argv: string[]): Parsed | string {
     }
     const eq = a.indexOf('=')
     const [flag, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined]
-    const need = (): string | undefined => inline ?? value(flag)
+    const need = (): string | undefined => (inline === undefined ? value() : inline === '' ? undefined : inline)
+    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes'].includes(flag)) {
+      if (once.has(flag)) return `${flag} is given twice; give it once`
+      once.add(flag)
+    }
     switch (flag) {
       case '--config': {
         const v = need()
@@ -96,19 +128,36 @@ function parse(argv: string[]): Parsed | string {
       case '--subject': {
         const v = need()
         if (v === undefined) return '--subject needs a name'
-        out.context.subject = v
+        out.subject = v
         break
       }
       case '--role': {
         const v = need()
         if (v === undefined) return '--role needs a role'
-        ;(out.context.roles ??= []).push(v)
+        ;(out.roles ??= []).push(v)
         break
       }
       case '--session': {
         const v = need()
         if (v === undefined) return '--session needs an id'
-        out.context.session = v
+        out.session = v
+        break
+      }
+      case '--pins-file': {
+        const v = need()
+        if (v === undefined) return '--pins-file needs a file'
+        out.pinsFile = v
+        break
+      }
+      case '--accept-tool-changes': {
+        // no value: every tool; `=a,b`: those tools (a following word is never taken as the value)
+        if (inline === undefined) {
+          out.acceptToolChanges = true
+          break
+        }
+        const names = inline.split(',').map((n) => n.trim())
+        if (names.some((n) => n === '')) return '--accept-tool-changes= needs tool names separated by commas (or no value: every tool)'
+        if (out.acceptToolChanges !== true) out.acceptToolChanges = [...(out.acceptToolChanges ?? []), ...names]
         break
       }
       case '--max-message-bytes': {
@@ -126,12 +175,38 @@ function parse(argv: string[]): Parsed | string {
   return out
 }
 
+/**
+ * Reads the config file the gate will use (checked by the gate itself, errors naming the file).
+ * Paths inside it (`audit.jsonl`, `receipts.privateKeyFile`, `proxy.pinsFile`) are made absolute
+ * against the file's folder, since the proxy builds its gates from the parsed object.
+ */
 function loadConfig(path: string): ToolGateConfig {
+  ToolGate.fromFile(path) // the gate's own checks and error messages, naming the file
   const raw = readFileSync(path, 'utf8')
   const ext = extname(path).toLowerCase()
   const config = (ext === '.yaml' || ext === '.yml' ? parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true }) : JSON.parse(raw)) as ToolGateConfig
-  ToolGate.fromFile(path) // the gate's own checks and error messages, naming the file
+  const dir = dirname(resolve(path))
+  const at = (p: string) => (isAbsolute(p) ? p : resolve(dir, p))
+  if (config.audit?.stdout === true) {
+    throw new Error(`config file ${path}: \`audit.stdout\` cannot be used with mcp-proxy (stdout carries the protocol); use \`audit.jsonl\``)
+  }
+  if (typeof config.audit?.jsonl === 'string') config.audit = { ...config.audit, jsonl: at(config.audit.jsonl) }
+  if (typeof config.receipts?.privateKeyFile === 'string') config.receipts = { ...config.receipts, privateKeyFile: at(config.receipts.privateKeyFile) }
+  if (typeof config.proxy?.pinsFile === 'string') config.proxy = { ...config.proxy, pinsFile: at(config.proxy.pinsFile) }
   return config
+}
+
+/** The caller identity and pin settings: flags win over the config's `proxy` section. */
+function settings(p: Parsed, config: ToolGateConfig | undefined): { context: CallContext; pinsFile?: string; accept?: boolean | string[] } {
+  const proxy = config?.proxy ?? {}
+  const context: CallContext = {}
+  const subject = p.subject ?? proxy.subject
+  const roles = p.roles ?? proxy.roles
+  const session = p.session ?? proxy.session
+  if (subject !== undefined) context.subject = subject
+  if (roles !== undefined) context.roles = roles
+  if (session !== undefined) context.session = session
+  return { context, pinsFile: p.pinsFile ?? proxy.pinsFile, accept: p.acceptToolChanges ?? proxy.acceptToolChanges }
 }
 
 /** `toolgate mcp-proxy`. */
@@ -150,13 +225,15 @@ export const command = {
       return 2
     }
     let config: ToolGateConfig | undefined
-    if (p.configPath !== undefined) {
-      try {
-        config = loadConfig(p.configPath)
-      } catch (err) {
-        process.stderr.write(`toolgate mcp-proxy: ${(err as Error).message}\n`)
-        return 2
-      }
+    let pins: ToolPins
+    let s: ReturnType<typeof settings>
+    try {
+      if (p.configPath !== undefined) config = loadConfig(p.configPath)
+      s = settings(p, config)
+      pins = new ToolPins({ file: s.pinsFile, accept: s.accept })
+    } catch (err) {
+      process.stderr.write(`toolgate mcp-proxy: ${(err as Error).message}\n`)
+      return 2
     }
     const log = (line: string) => process.stderr.write(`toolgate mcp-proxy: ${line}\n`)
     const [cmd, ...args] = p.server
@@ -171,7 +248,8 @@ export const command = {
     }
     process.on('SIGINT', forward('SIGINT'))
     process.on('SIGTERM', forward('SIGTERM'))
-    return runMcpProxy({ config, context: p.context, filterList: p.filterList, maxMessageBytes: p.maxMessageBytes, log }, process.stdin, process.stdout, child).then((code) => {
+    const opts = { config, context: s.context, filterList: p.filterList, maxMessageBytes: p.maxMessageBytes, pins, log }
+    return runMcpProxy(opts, process.stdin, process.stdout, child).then((code) => {
       // stdin may still hold the event loop open
       process.stdin.destroy()
       return code

@@ -1,15 +1,19 @@
 // The MCP proxy: sits between an MCP client and an MCP server, passes every message through
 // unchanged, and gates the client's `tools/call` requests with a ToolGate built from the server's
 // own `tools/list` answers (merged with the configured tools). All decisions are the gate's: this
-// file only routes messages and keeps track of ids.
+// file only routes messages and keeps track of ids. Tool definitions are pinned (mcp-pins.ts);
+// calls needing the user's approval are asked through elicitation (mcp-confirm.ts); the stdio
+// runner is mcp-stdio.ts.
 import { randomUUID } from 'node:crypto'
-import type { ChildProcess } from 'node:child_process'
-import type { Readable, Writable } from 'node:stream'
 
 import { ToolGate } from '../gate'
-import type { CallContext, ToolConfig, ToolGateConfig } from '../types'
+import type { CallContext, ToolConfig, ToolGateConfig, Verdict } from '../types'
 import { RECEIPT_META } from '../require-receipt'
-import { readLines, sniffOversized, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
+import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
+import { McpConfirmations } from './mcp-confirm'
+import { fingerprint, ToolPins, type PinnedField, type ToolFingerprint } from './mcp-pins'
+
+export { runMcpProxy, type StdioProxyOptions } from './mcp-stdio'
 
 /** Options of {@link McpProxy}. */
 export interface McpProxyOptions {
@@ -23,12 +27,26 @@ export interface McpProxyOptions {
   filterList?: boolean
   /** Log sink (one line per call, no newline). Default: nothing. */
   log?: (line: string) => void
+  /** The approved tool definitions (share one store between proxies fronting the same server).
+   *  Default: a store of this proxy's own, in memory, accepting no changes. */
+  pins?: ToolPins
+  /** Longest wait in ms for the user to approve a call by elicitation (never beyond the
+   *  confirmation token's expiry, which is also the default). */
+  confirmTimeoutMs?: number
 }
 
 /** The two directions the proxy writes to. */
 export interface McpProxySinks {
-  toClient(msg: unknown): void
+  /** To the client; `related` is the id of the client request a proxy-made message belongs to
+   *  (an `elicitation/create` or answer for a held `tools/call`), for transports that route by it. */
+  toClient(msg: unknown, related?: RpcId): void
   toServer(msg: unknown): void
+}
+
+/** A tool learned from the server: its gate config, and its definition's fingerprint. */
+interface Learned {
+  config: ToolConfig
+  print: ToolFingerprint
 }
 
 type Msg = Record<string, unknown>
@@ -55,7 +73,17 @@ const idKey = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
  * Tool discovery: after the client's `notifications/initialized` (when the server announced the
  * `tools` capability) the proxy asks the server for `tools/list` itself, with ids of its own
  * (`toolgate-<uuid>-<n>`, never seen by the client), and holds the client's later messages, in
- * order, until that list is in. Every `tools/list` answer to the client rebuilds the gate too.
+ * order, until that list is in. Every `tools/list` answer to the client updates the gate too
+ * (it is rebuilt when a tool or schema changed).
+ *
+ * Pinning: every listed definition goes to the pin store (`opts.pins`); a call to a tool whose
+ * current definition is not the pinned one is refused (never forwarded) with a tool result
+ * saying an operator must accept the change, and with `filterList` such a tool is not listed.
+ *
+ * Confirm-before-write: a call the gate answers `confirm` is, when the client offered form
+ * elicitation, held while the user is asked (`elicitation/create` with ids of the proxy's own);
+ * on `accept` the gate's `confirm` decides and the call is forwarded with the confirmed
+ * arguments, otherwise it is refused. Without elicitation the gate's message goes back.
  */
 export class McpProxy {
   readonly #opts: McpProxyOptions
@@ -69,9 +97,15 @@ export class McpProxy {
   /** The proxy's own tools/list requests in flight: id → whether it was the first page. */
   readonly #own = new Map<string, boolean>()
   /** The tools learned from the server (name → definition), in the server's order. */
-  #learned = new Map<string, ToolConfig>()
+  #learned = new Map<string, Learned>()
+  /** What the gate was last built from (tool names and schema hashes): unchanged, no rebuild. */
+  #builtFrom = ''
   /** Pages of the proxy's own listing gathered so far. */
-  #fetching: Map<string, ToolConfig> | undefined
+  #fetching: Map<string, Learned> | undefined
+  readonly #pins: ToolPins
+  /** Changed definitions already logged (name → hash), so each change is logged once. */
+  readonly #reported = new Map<string, string>()
+  readonly #confirm: McpConfirmations
   /** Client messages held while the proxy's own listing is in flight. */
   #held: Msg[] | undefined
   #gate: ToolGate
@@ -88,6 +122,11 @@ export class McpProxy {
     this.#sinks = sinks
     this.#log = opts.log ?? (() => {})
     this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
+    this.#pins = opts.pins ?? new ToolPins()
+    this.#confirm = new McpConfirmations(
+      { timeoutMs: opts.confirmTimeoutMs },
+      { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },
+    )
     this.#gate = this.#build() // throws ToolGateError E_CONFIG for a broken config
   }
 
@@ -106,6 +145,10 @@ export class McpProxy {
     if (e.kind === 'oversized') {
       const s = sniffOversized(e.head, e.tail)
       this.#log(`client message of ${e.bytes} bytes is over the limit; not forwarded`)
+      if (s.isResponse && this.#confirm.owns(s.id)) {
+        this.#confirm.clientAnswerUnreadable(s.id)
+        return
+      }
       if (s.isResponse) {
         // A client response to a server request: tell the server it will not come.
         if (s.id !== undefined) this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: the client's response was ${e.bytes} bytes, over the proxy's limit`))
@@ -166,6 +209,10 @@ export class McpProxy {
       this.#sinks.toClient(rpcError(null, INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 message object'))
       return
     }
+    if (!('method' in msg) && this.#confirm.owns(msg.id)) {
+      this.#confirm.clientAnswer(msg) // the user's answer to the proxy's own question: never forwarded
+      return
+    }
     if (this.#held) {
       this.#held.push(msg)
       return
@@ -186,14 +233,17 @@ export class McpProxy {
         this.#pending.set(idKey(id), { id, method, cursor })
         if (method === 'initialize') this.#initializeId = idKey(id)
       }
+      if (method === 'initialize') this.#confirm.clientInitialize(msg.params)
       this.#sinks.toServer(msg)
       return
     }
-    this.#sinks.toServer(msg)
     if (method === 'notifications/cancelled' && isObject(msg.params) && isId(msg.params.requestId)) {
+      // a call waiting for the user's approval never reached the server: the proxy drops it
+      if (this.#confirm.cancelled(msg.params.requestId)) return
       // the server may never answer a cancelled request: nothing to fail for it later
       this.#pending.delete(idKey(msg.params.requestId))
     }
+    this.#sinks.toServer(msg)
     if (method === 'notifications/initialized' && this.#initialized === undefined) {
       this.#initialized = 'sent'
       if (this.#serverHasTools) this.#startListing()
@@ -202,13 +252,28 @@ export class McpProxy {
   }
 
   #call(msg: Msg): void {
+    const name = isObject(msg.params) ? msg.params.name : undefined
+    const learned = typeof name === 'string' ? this.#learned.get(name) : undefined
+    const changed = learned && this.#pins.check(learned.print)
+    if (changed) {
+      this.#log(`refused ${String(name)} (id ${String(msg.id)}): its definition is not the approved one`)
+      this.#sinks.toClient({ jsonrpc: '2.0', id: isId(msg.id) ? msg.id : null, result: { content: [{ type: 'text', text: changedMessage(String(name), changed) }], isError: true } })
+      return
+    }
+    const gate = this.#gate
     let report
     try {
-      report = this.#gate.guard(msg, { dialect: 'mcp', protocolVersion: this.#protocolVersion, ...this.#opts.context })
+      report = gate.guard(msg, { dialect: 'mcp', protocolVersion: this.#protocolVersion, ...this.#opts.context })
     } catch (err) {
       // A tools/call the codec cannot read (an id that is not a string or integer …): never forwarded.
       this.#log(`refused a malformed tools/call: ${(err as Error).message}`)
       this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
+      return
+    }
+    const first = report.calls[0]
+    if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
+      const ctx = this.#opts.context
+      this.#confirm.ask(msg, msg.id, first, (token) => gate.confirm(token, ctx))
       return
     }
     if (report.feedback.length > 0) {
@@ -226,6 +291,27 @@ export class McpProxy {
       forward.params._meta = { ...(isObject(forward.params._meta) ? forward.params._meta : {}), [RECEIPT_META]: call.receipt }
     }
     this.#sinks.toServer(forward)
+  }
+
+  /** Whether a listed tool's current definition is not the pinned one. */
+  #unapproved(t: unknown): boolean {
+    const learned = isObject(t) && typeof t.name === 'string' ? this.#learned.get(t.name) : undefined
+    return learned !== undefined && this.#pins.check(learned.print) !== undefined
+  }
+
+  /** A call the user approved and the gate confirmed: forwarded with the confirmed arguments. */
+  #forwardConfirmed(call: Msg, v: Verdict): void {
+    const id = call.id as RpcId
+    if (this.#closed) {
+      this.#sinks.toClient(rpcError(id, CONNECTION_CLOSED, 'toolgate: the MCP server went away before the approved call could run'), id)
+      return
+    }
+    const params = isObject(call.params) ? call.params : {}
+    const meta = isObject(params._meta) ? params._meta : undefined
+    const out: Msg = { ...call, params: { ...params, arguments: v.arguments ?? {} } }
+    if (v.receipt !== undefined) (out.params as Msg)._meta = { ...(meta ?? {}), [RECEIPT_META]: v.receipt }
+    this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
+    this.#sinks.toServer(out)
   }
 
   /** A parsed message from the server. */
@@ -272,7 +358,11 @@ export class McpProxy {
       this.#learn(msg.result.tools, !pending.cursor)
       if (this.#opts.filterList) {
         try {
-          msg = this.#gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
+          const kept: unknown = this.#gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
+          // a tool whose definition is not the approved one cannot be called, so it is not listed
+          msg = isObject(kept) && isObject(kept.result) && Array.isArray(kept.result.tools)
+            ? { ...kept, result: { ...kept.result, tools: kept.result.tools.filter((t: unknown) => !this.#unapproved(t)) } }
+            : kept
         } catch (err) {
           this.#log(`tools/list answer could not be filtered (${(err as Error).message}); answering with an error`)
           msg = rpcError(pending.id, -32603, 'toolgate: the server’s tool list could not be read')
@@ -293,6 +383,12 @@ export class McpProxy {
     }
     for (const p of this.#pending.values()) this.#sinks.toClient(rpcError(p.id, CONNECTION_CLOSED, `toolgate: ${why}`))
     this.#pending.clear()
+    this.#confirm.close((id) => rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
+  }
+
+  /** How many client calls wait for the user's approval. */
+  get awaitingApproval(): number {
+    return this.#confirm.size
   }
 
   #startListing(cursor?: string): void {
@@ -318,8 +414,8 @@ export class McpProxy {
       this.#ownFailed(id)
       return
     }
-    const page = this.#fetching ?? new Map()
-    for (const t of toolsOf(r.tools)) page.set(t.name, t)
+    const page = this.#fetching ?? new Map<string, Learned>()
+    for (const t of toolsOf(r.tools)) page.set(t.config.name, t)
     if (typeof r.nextCursor === 'string' && r.nextCursor !== '') {
       this.#fetching = page
       this.#startListing(r.nextCursor)
@@ -327,8 +423,7 @@ export class McpProxy {
       return
     }
     this.#fetching = undefined
-    this.#learned = page
-    this.#rebuild()
+    this.#adopt(page)
     this.#release()
   }
 
@@ -350,9 +445,32 @@ export class McpProxy {
   }
 
   #learn(tools: unknown[], firstPage: boolean): void {
-    const next = firstPage ? new Map<string, ToolConfig>() : new Map(this.#learned)
-    for (const t of toolsOf(tools)) next.set(t.name, t)
+    const next = firstPage ? new Map<string, Learned>() : new Map(this.#learned)
+    for (const t of toolsOf(tools)) next.set(t.config.name, t)
+    this.#adopt(next)
+  }
+
+  /** The server's tools as now listed: pinned (changes logged), and the gate rebuilt if they changed. */
+  #adopt(next: Map<string, Learned>): void {
     this.#learned = next
+    const prints = [...next.values()].map((t) => t.print)
+    const { changes, writeError } = this.#pins.observe(prints)
+    if (writeError) this.#log(`${writeError.message}; the pins hold in memory only`)
+    for (const c of changes) {
+      const print = next.get(c.tool)!.print
+      if (c.status === 'accepted') this.#log(`the definition of \`${c.tool}\` changed (${fieldList(c.fields)}); the change is accepted and pinned`)
+      else if ((c.status === 'changed' || c.status === 'unpinned') && this.#reported.get(c.tool) !== print.sha256) {
+        this.#reported.set(c.tool, print.sha256)
+        this.#log(
+          c.status === 'changed'
+            ? `the definition of \`${c.tool}\` changed since it was approved (${fieldList(c.fields)}); calls to it are refused until an operator accepts the change (--accept-tool-changes=${c.tool})`
+            : `the definition of \`${c.tool}\` cannot be pinned (too deeply nested, or the pin store is full); calls to it are refused`,
+        )
+      }
+    }
+    const newPins = changes.filter((c) => c.status === 'new').length
+    if (newPins > 0) this.#log(`pinned ${newPins} tool definition${newPins === 1 ? '' : 's'}`)
+    if (schemasKey(next) === this.#builtFrom) return
     this.#rebuild()
   }
 
@@ -360,6 +478,7 @@ export class McpProxy {
     try {
       this.#gate = this.#build()
       this.#log(`gating ${this.#gate.tools.length} tools`)
+      this.#builtFrom = schemasKey(this.#learned)
     } catch (err) {
       this.#log(`could not rebuild the gate (${(err as Error).message}); keeping the previous one`)
     }
@@ -374,10 +493,10 @@ export class McpProxy {
     for (const [name, t] of this.#learned) {
       const mine = this.#configTools.get(name)
       if (mine) continue
-      if (!allowlist) learned.push(t)
+      if (!allowlist) learned.push(t.config)
     }
     for (const [name, mine] of this.#configTools) {
-      const theirs = this.#learned.get(name)
+      const theirs = this.#learned.get(name)?.config
       tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
     }
     try {
@@ -399,15 +518,33 @@ export class McpProxy {
   }
 }
 
-/** The tool definitions of a `tools/list` result: name and input schema only. */
-function toolsOf(list: unknown[]): ToolConfig[] {
-  const out: ToolConfig[] = []
+/** The tool definitions of a `tools/list` result: name and input schema for the gate, and the fingerprint to pin. */
+function toolsOf(list: unknown[]): Learned[] {
+  const out: Learned[] = []
   for (const t of list) {
-    if (!isObject(t) || typeof t.name !== 'string') continue
+    const print = fingerprint(t)
+    if (!isObject(t) || typeof t.name !== 'string' || print === undefined) continue
     const schema = t.inputSchema
-    out.push(isObject(schema) || typeof schema === 'boolean' ? { name: t.name, inputSchema: schema as ToolConfig['inputSchema'] } : { name: t.name })
+    const config = isObject(schema) || typeof schema === 'boolean' ? { name: t.name, inputSchema: schema as ToolConfig['inputSchema'] } : { name: t.name }
+    out.push({ config, print })
   }
   return out
+}
+
+/** The tool names and schema hashes a gate is built from, as one string. */
+function schemasKey(learned: Map<string, Learned>): string {
+  return [...learned.values()].map((t) => `${t.config.name}\u0000${t.print.fields.inputSchema ?? ''}`).join('\u0001')
+}
+
+/** The refusal of a call to a tool whose definition is not the approved one. */
+function changedMessage(tool: string, fields: PinnedField[]): string {
+  return fields.length === 0
+    ? `\`${tool}\` cannot run: its definition could not be pinned for approval. Do not retry; tell the user an operator must check this tool.`
+    : `\`${tool}\` cannot run: its definition changed since it was approved (${fieldList(fields)}), and an operator must accept the change before it runs again. Do not retry; tell the user.`
+}
+
+function fieldList(fields: PinnedField[]): string {
+  return fields.length === 0 ? 'definition' : fields.join(', ')
 }
 
 function isObject(v: unknown): v is Msg {
@@ -422,75 +559,3 @@ function clip(s: string): string {
   return s.length > 200 ? `${s.slice(0, 200)}…` : s
 }
 
-/** Options of {@link runMcpProxy}. */
-export interface StdioProxyOptions extends McpProxyOptions {
-  /** Largest message (one line) from either side, in bytes. */
-  maxMessageBytes: number
-}
-
-/**
- * Runs the proxy between a client (`clientIn` / `clientOut`, e.g. the process's stdin/stdout)
- * and a spawned server process (its stdin/stdout piped). Resolves with the server's exit code
- * once the server has exited (when the client hangs up, the server's stdin is closed and it is
- * given 5 seconds to exit before SIGTERM).
- */
-export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientOut: Writable, server: ChildProcess): Promise<number> {
-  const log = opts.log ?? (() => {})
-  const serverIn = server.stdin!
-  const serverOut = server.stdout!
-  const proxy = new McpProxy(opts, {
-    toClient: (m) => void writeMessage(clientOut, m),
-    toServer: (m) => {
-      if (!writeMessage(serverIn, m)) log('the server’s stdin is closed; message dropped')
-    },
-  })
-  serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))
-  clientOut.on('error', (err) => {
-    // the client went away (EPIPE): same as its hanging up
-    log(`writing to the client failed: ${err.message}`)
-    serverIn.end()
-  })
-  return new Promise((resolve) => {
-    let done = false
-    let killTimer: NodeJS.Timeout | undefined
-    const exit = (code: number, why: string) => {
-      if (done) return
-      done = true
-      if (killTimer) clearTimeout(killTimer)
-      proxy.serverClosed(why)
-      clientIn.pause()
-      // resolve once everything written to the client is flushed
-      if (clientOut.writableLength === 0) resolve(code)
-      else clientOut.write('', () => resolve(code))
-    }
-    readLines(clientIn, opts.maxMessageBytes, (e) => proxy.clientLine(e), (err) => {
-      if (err) log(`reading from the client failed: ${err.message}`)
-      if (done) return
-      serverIn.end()
-      killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)
-      killTimer.unref()
-    })
-    readLines(serverOut, opts.maxMessageBytes, (e) => proxy.serverLine(e), () => {})
-    server.on('error', (err) => {
-      log(`the server could not be run: ${err.message}`)
-      exit(127, `the MCP server could not be started (${err.message})`)
-    })
-    server.on('exit', (code, signal) => {
-      const why = signal ? `the MCP server was killed by ${signal}` : `the MCP server exited with code ${code}`
-      log(why)
-      // Let its last lines (already in the pipe) through before answering the rest.
-      const settle = () => exit(code ?? (signal ? 128 + signalNumber(signal) : 1), `${why} before answering`)
-      if (serverOut.readableEnded || serverOut.destroyed) settle()
-      else {
-        serverOut.once('close', settle)
-        setTimeout(settle, 1000).unref()
-      }
-    })
-  })
-}
-
-function signalNumber(signal: NodeJS.Signals): number {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const n = (require('node:os') as typeof import('node:os')).constants.signals[signal]
-  return typeof n === 'number' ? n : 0
-}

@@ -1,0 +1,82 @@
+// The MCP proxy over stdio: the client on the proxy's own stdin/stdout, the server a spawned
+// process with piped stdin/stdout, both newline-delimited JSON-RPC (jsonrpc-lines.ts). The
+// routing is McpProxy's; this file wires the streams, and turns the server exiting into
+// answers for what still waits and the proxy's exit code.
+import type { ChildProcess } from 'node:child_process'
+import { constants } from 'node:os'
+import type { Readable, Writable } from 'node:stream'
+
+import { readLines, writeMessage } from './jsonrpc-lines'
+import { McpProxy, type McpProxyOptions } from './mcp'
+
+/** Options of {@link runMcpProxy}. */
+export interface StdioProxyOptions extends McpProxyOptions {
+  /** Largest message (one line) from either side, in bytes. */
+  maxMessageBytes: number
+}
+
+/**
+ * Runs the proxy between a client (`clientIn` / `clientOut`, e.g. the process's stdin/stdout)
+ * and a spawned server process (its stdin/stdout piped). Resolves with the server's exit code
+ * once the server has exited (when the client hangs up, the server's stdin is closed and it is
+ * given 5 seconds to exit before SIGTERM).
+ */
+export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientOut: Writable, server: ChildProcess): Promise<number> {
+  const log = opts.log ?? (() => {})
+  const serverIn = server.stdin!
+  const serverOut = server.stdout!
+  const proxy = new McpProxy(opts, {
+    toClient: (m) => void writeMessage(clientOut, m),
+    toServer: (m) => {
+      if (!writeMessage(serverIn, m)) log('the server’s stdin is closed; message dropped')
+    },
+  })
+  serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))
+  clientOut.on('error', (err) => {
+    // the client went away (EPIPE): same as its hanging up
+    log(`writing to the client failed: ${err.message}`)
+    serverIn.end()
+  })
+  return new Promise((resolve) => {
+    let done = false
+    let killTimer: NodeJS.Timeout | undefined
+    const exit = (code: number, why: string) => {
+      if (done) return
+      done = true
+      if (killTimer) clearTimeout(killTimer)
+      proxy.serverClosed(why)
+      clientIn.pause()
+      // resolve once everything written to the client is flushed
+      if (clientOut.writableLength === 0) resolve(code)
+      else clientOut.write('', () => resolve(code))
+    }
+    readLines(clientIn, opts.maxMessageBytes, (e) => proxy.clientLine(e), (err) => {
+      if (err) log(`reading from the client failed: ${err.message}`)
+      if (done) return
+      serverIn.end()
+      killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)
+      killTimer.unref()
+    })
+    readLines(serverOut, opts.maxMessageBytes, (e) => proxy.serverLine(e), () => {})
+    server.on('error', (err) => {
+      log(`the server could not be run: ${err.message}`)
+      exit(127, `the MCP server could not be started (${err.message})`)
+    })
+    server.on('exit', (code, signal) => {
+      const why = signal ? `the MCP server was killed by ${signal}` : `the MCP server exited with code ${code}`
+      log(why)
+      // Let its last lines (already in the pipe) through before answering the rest.
+      const settle = () => exit(code ?? (signal ? 128 + signalNumber(signal) : 1), `${why} before answering`)
+      if (serverOut.readableEnded || serverOut.destroyed) settle()
+      else {
+        serverOut.once('close', settle)
+        setTimeout(settle, 1000).unref()
+      }
+    })
+  })
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  const n = constants.signals[signal]
+  return typeof n === 'number' ? n : 0
+}
