@@ -1,0 +1,339 @@
+/**
+ * What `toolgate proxy` adds to a Chat Completions request (issue 6), against the same official
+ * `openai` client pointed at the upstream directly, in the same run: the added latency of a
+ * non-streaming request whose answer is a three-tool-call turn, and one whose answer is text only;
+ * and, streaming, the time to the first text byte.
+ *
+ *   npm run build:ts                          # the bench spawns dist/cli/main.js
+ *   npx tsx bench/http-proxy.bench.ts         # ~30 s
+ *   npx tsx bench/http-proxy.bench.ts --quick # smoke run
+ *
+ * Env overrides: BENCH_WARMUP (requests per variant before timing, default 300), BENCH_ROUNDS
+ * (interleaved rounds, default 60), BENCH_CALLS (timed requests per variant per round, default
+ * 20), BENCH_STREAM_ROUNDS (default 40, 5 streams per side per round), BENCH_STREAM_TAIL_MS
+ * (how long the upstream holds a stream's rest after its first text, default 10), BENCH_TIME
+ * (tinybench ms per task, default 1000), BENCH_CLI (the CLI script, default dist/cli/main.js).
+ *
+ * The upstream is bench/chat-upstream-server.mjs, its own process: a node:http server answering
+ * at once with fixed responses built here (the streaming ones cut by chatChunks from
+ * __test__/helpers/upstream.ts, as the API cuts them). The proxy is `node dist/cli/main.js proxy
+ * --upstream <upstream> --port 0`, ready when it prints `toolgate proxy: listening on …`.
+ * Order of work: every answer through the proxy is asserted equal to the direct one (the repaired
+ * variant: the same calls with `"limit": "10"` arriving as 10), then interleaved per-request
+ * timing (p50/p99, the added p50, per-round differences as a noise gauge), tinybench on the same
+ * requests, and the streams' time to first text byte and to the end. Figures go to stdout and to
+ * bench/results/http-proxy.txt.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { arch, cpus, loadavg, platform, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import OpenAI from 'openai'
+import { VERSION as OPENAI_VERSION } from 'openai/version'
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionTool } from 'openai/resources/chat/completions'
+import { Bench } from 'tinybench'
+
+import { chatChunks, sseText } from '../__test__/helpers/upstream'
+import { deepEqual } from './peer'
+
+const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
+const root = join(here, '..')
+const QUICK = process.argv.includes('--quick')
+const num = (name: string, full: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : full))
+const WARMUP = num('BENCH_WARMUP', 300, 50)
+const ROUNDS = num('BENCH_ROUNDS', 60, 8)
+const CALLS = num('BENCH_CALLS', 20, 10)
+const STREAM_ROUNDS = num('BENCH_STREAM_ROUNDS', 40, 6)
+const STREAMS_PER_ROUND = 5
+const TAIL_MS = num('BENCH_STREAM_TAIL_MS', 10, 10)
+const TB_TIME = num('BENCH_TIME', 1000, 200)
+/** The CLI to run (BENCH_CLI overrides it, e.g. to time another build). */
+const cli = resolve(process.env.BENCH_CLI ?? join(root, 'dist', 'cli', 'main.js'))
+
+// --- the conversation: three tools from bench/corpus/tools.json, and the recorded answers ---
+
+const TOOLS: ChatCompletionTool[] = [
+  { type: 'function', function: { name: 'read_file', description: 'Read the complete contents of a text file from the workspace.', parameters: { type: 'object', properties: { path: { type: 'string', minLength: 1 }, head: { type: 'integer', minimum: 1 }, tail: { type: 'integer', minimum: 1 } }, required: ['path'], additionalProperties: false } } },
+  { type: 'function', function: { name: 'search_db', description: 'Full-text search over the customer database.', parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 }, status: { type: 'string', enum: ['active', 'inactive', 'archived'] }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } }, required: ['query'], additionalProperties: false } } },
+  { type: 'function', function: { name: 'get_weather', description: 'Current conditions and a daily forecast for a location.', parameters: { type: 'object', properties: { location: { type: 'string', minLength: 1 }, units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' }, days: { type: 'integer', minimum: 1, maximum: 14, default: 3 } }, required: ['location'], additionalProperties: false } } },
+]
+const MESSAGES: ChatCompletionCreateParamsNonStreaming['messages'] = [
+  { role: 'system', content: 'You are a support analyst. Use the tools when they help.' },
+  { role: 'user', content: 'Check src/main.rs, find the churned active accounts and tell me the weather in Lyon.' },
+]
+const usage = { prompt_tokens: 412, completion_tokens: 96, total_tokens: 508 }
+const head = (id: string) => ({ id, object: 'chat.completion', created: 1741569952, model: 'gpt-4.1-2025-04-14', service_tier: 'default', system_fingerprint: 'fp_b3f1157249' })
+
+/** A turn of three calls (every argument given, defaults included, so all three pass unchanged). */
+function callsTurn(limit: number | string, text: string | null = null): ChatCompletion {
+  const call = (id: string, name: string, args: string) => ({ id, type: 'function' as const, function: { name, arguments: args } })
+  return {
+    ...head('chatcmpl-bench-calls'),
+    choices: [{
+      index: 0,
+      message: {
+        role: 'assistant', content: text, refusal: null, annotations: [],
+        tool_calls: [
+          call('call_Zr5mWq2yV7cNfB1kLx0aTg9H', 'read_file', '{"path":"src/main.rs","head":40}'),
+          call('call_3hPq8VnR0dKsY6tEwJ2mXc4L', 'search_db', `{"query":"churned accounts","status":"active","limit":${JSON.stringify(limit)}}`),
+          call('call_Lm9Tb4Xe1QwZ7oRc5Vy8Nk2D', 'get_weather', '{"location":"Lyon, France","units":"metric","days":3}'),
+        ],
+      },
+      logprobs: null, finish_reason: 'tool_calls',
+    }],
+    usage,
+  } as ChatCompletion
+}
+const TEXT = 'Your churn report is ready: 42 accounts moved from active to inactive this quarter, mostly after the pricing change in August.'
+const textTurn: ChatCompletion = {
+  ...head('chatcmpl-bench-text'),
+  choices: [{ index: 0, message: { role: 'assistant', content: TEXT, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+  usage,
+} as ChatCompletion
+
+/** The models the upstream answers (by request `model`): non-streaming bodies, and the stream. */
+const ANSWERS: Record<string, ChatCompletion> = {
+  'bench-calls': callsTurn(10),
+  'bench-repair': callsTurn('10'),
+  'bench-text': textTurn,
+  // streamed: some text, then the three calls
+  'bench-stream': callsTurn(10, 'Let me look at the file, the accounts and the weather.'),
+}
+
+function responsesFile(dir: string): string {
+  const out: Record<string, unknown> = { tailMs: TAIL_MS }
+  for (const [model, turn] of Object.entries(ANSWERS)) {
+    const events = chatChunks(turn)
+    // chunks: [role, first text half, …]: the role chunk and the first text go out at once
+    out[model] = { json: JSON.stringify(turn), sse: [sseText(events.slice(0, 2)), sseText(events.slice(2))] }
+  }
+  const file = join(dir, 'responses.json')
+  writeFileSync(file, JSON.stringify(out))
+  return file
+}
+
+// --- processes ---
+
+/** Spawns `node <args>` and resolves with the first match of `ready` on its `stream`. */
+function start(args: string[], stream: 'stdout' | 'stderr', ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray; tail: () => string }> {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  let tail = ''
+  let seen = ''
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => fail(new Error('not ready after 20 s')), 20_000)
+    const fail = (err: Error) => {
+      clearTimeout(timer)
+      child.kill()
+      reject(new Error(`\`node ${args.join(' ')}\`: ${err.message}\nits output: ${tail}`))
+    }
+    const onData = (which: string) => (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-4096)
+      if (which !== stream || seen === '\0') return
+      seen += d.toString()
+      const m = seen.match(ready)
+      if (m) {
+        seen = '\0'
+        clearTimeout(timer)
+        resolvePromise({ child, match: m, tail: () => tail })
+      }
+    }
+    child.stdout!.on('data', onData('stdout'))
+    child.stderr!.on('data', onData('stderr'))
+    child.on('error', fail)
+    child.on('exit', (code, signal) => {
+      if (seen !== '\0') fail(new Error(`exited (${code ?? signal}) before it was ready`))
+    })
+  })
+}
+
+// --- stats and printing ---
+
+const out: string[] = []
+const say = (line = '') => {
+  out.push(line)
+  console.log(line)
+}
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
+const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length))
+const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+}
+const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b)
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+const now = () => Number(process.hrtime.bigint()) / 1e3 // µs
+
+function addonNote(): string {
+  const addon = join(root, 'binding', `toolgate.${platform()}-${arch()}${platform() === 'linux' ? '-gnu' : ''}.node`)
+  try {
+    const mb = statSync(addon).size / 1e6
+    return `${mb.toFixed(1)} MB${mb > 30 ? ' — LOOKS LIKE A DEBUG BUILD: run `npm run build:native` first' : ''}`
+  } catch {
+    return 'not found at the usual path'
+  }
+}
+
+/** Tool calls as (id, name, parsed arguments): what a host acts on, independent of spacing. */
+const callsOf = (c: ChatCompletion) => (c.choices[0]?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? { id: t.id, name: t.function.name, args: JSON.parse(t.function.arguments) as unknown } : t))
+
+/** A stream read to the end: µs to the first non-empty text delta and to the end, and what it said. */
+async function readStream(client: OpenAI): Promise<{ firstText: number; end: number; text: string; calls: { id?: string; name?: string; args: string }[]; finish: string | null }> {
+  const t0 = now()
+  const stream = await client.chat.completions.create({ model: 'bench-stream', messages: MESSAGES, tools: TOOLS, stream: true })
+  let firstText = NaN
+  let text = ''
+  let finish: string | null = null
+  const calls: { id?: string; name?: string; args: string }[] = []
+  for await (const chunk of stream) {
+    const choice = chunk.choices[0]
+    if (choice === undefined) continue
+    const d = choice.delta
+    if (d.content) {
+      if (Number.isNaN(firstText)) firstText = now() - t0
+      text += d.content
+    }
+    for (const tc of d.tool_calls ?? []) {
+      const c = (calls[tc.index] ??= { args: '' })
+      if (tc.id) c.id = tc.id
+      if (tc.function?.name) c.name = tc.function.name
+      c.args += tc.function?.arguments ?? ''
+    }
+    if (choice.finish_reason) finish = choice.finish_reason
+  }
+  return { firstText, end: now() - t0, text, calls, finish }
+}
+
+type Variant = 'text, direct' | 'text, proxied' | '3 calls, direct' | '3 calls, proxied' | '3 calls (1 repaired), proxied'
+const VARIANTS: Variant[] = ['text, direct', 'text, proxied', '3 calls, direct', '3 calls, proxied', '3 calls (1 repaired), proxied']
+const PAIRS: [Variant, Variant][] = [['text, proxied', 'text, direct'], ['3 calls, proxied', '3 calls, direct'], ['3 calls (1 repaired), proxied', '3 calls, direct']]
+
+async function main(): Promise<void> {
+  try {
+    statSync(cli)
+  } catch {
+    throw new Error('dist/cli/main.js is missing: run `npm run build:ts` first')
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-http-bench-'))
+  const upstream = await start([join(here, 'chat-upstream-server.mjs'), responsesFile(dir)], 'stdout', /listening on (http:\/\/\S+)/)
+  const upstreamUrl = upstream.match[1]
+  let proxy: Awaited<ReturnType<typeof start>> | undefined
+  try {
+    proxy = await start([cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
+    const proxyUrl = proxy.match[1]
+    say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    say(`addon: ${addonNote()}; upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
+    say(`client: openai ${OPENAI_VERSION} chat.completions.create, ${TOOLS.length} tools in the request; warm-up ${WARMUP} per variant; ${ROUNDS} interleaved rounds × ${CALLS} requests per variant; ${STREAM_ROUNDS} × ${STREAMS_PER_ROUND} streams per side (upstream holds the rest ${TAIL_MS} ms after the first text); tinybench ${TB_TIME} ms per task`)
+    say('')
+
+    const direct = new OpenAI({ apiKey: 'sk-bench', baseURL: `${upstreamUrl}/v1`, maxRetries: 0 })
+    const proxied = new OpenAI({ apiKey: 'sk-bench', baseURL: `${proxyUrl}/v1`, maxRetries: 0 })
+    const request = (v: Variant): Promise<ChatCompletion> => {
+      const client = v.endsWith('direct') ? direct : proxied
+      const model = v.startsWith('text') ? 'bench-text' : v.includes('repaired') ? 'bench-repair' : 'bench-calls'
+      return client.chat.completions.create({ model, messages: MESSAGES, tools: TOOLS })
+    }
+
+    // 1. The same answers.
+    const got = Object.fromEntries(await Promise.all(VARIANTS.map(async (v) => [v, await request(v)] as const))) as Record<Variant, ChatCompletion>
+    if (!deepEqual(got['text, direct'], textTurn)) throw new Error(`direct text answer differs from the recorded one: ${JSON.stringify(got['text, direct'])}`)
+    if (!deepEqual(got['3 calls, direct'], ANSWERS['bench-calls'])) throw new Error(`direct calls answer differs from the recorded one: ${JSON.stringify(got['3 calls, direct'])}`)
+    if (!deepEqual(got['text, proxied'], got['text, direct'])) throw new Error(`text turn: proxied ${JSON.stringify(got['text, proxied'])}\n  direct ${JSON.stringify(got['text, direct'])}`)
+    if (!deepEqual(got['3 calls, proxied'], got['3 calls, direct'])) throw new Error(`3-call turn: proxied ${JSON.stringify(got['3 calls, proxied'])}\n  direct ${JSON.stringify(got['3 calls, direct'])}`)
+    const repaired = got['3 calls (1 repaired), proxied']
+    if (!deepEqual(callsOf(repaired), callsOf(got['3 calls, direct'])) || repaired.choices[0]?.finish_reason !== 'tool_calls') {
+      throw new Error(`repaired turn: the calls through the proxy are ${JSON.stringify(callsOf(repaired))}, expected ${JSON.stringify(callsOf(got['3 calls, direct']))} (limit "10" repaired to 10)`)
+    }
+    const sd = await readStream(direct)
+    const sp = await readStream(proxied)
+    const streamed = (s: typeof sd) => ({ text: s.text, finish: s.finish, calls: s.calls.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.args) as unknown })) })
+    if (!deepEqual(streamed(sp), streamed(sd))) throw new Error(`stream: proxied ${JSON.stringify(streamed(sp))}\n  direct ${JSON.stringify(streamed(sd))}`)
+    say('answers: the proxy returns the direct answers (text turn and 3-call turn deep-equal; the repaired turn\'s calls equal the direct ones with limit 10; the stream assembles to the same text, calls and finish reason)')
+    say('')
+
+    for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await request(v)
+
+    // 2. Interleaved per-request latency, the first variant rotating every round.
+    const samples = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>
+    const roundP50 = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < VARIANTS.length; k++) {
+        const v = VARIANTS[(r + k) % VARIANTS.length]
+        const mine: number[] = []
+        for (let i = 0; i < CALLS; i++) {
+          const t0 = now()
+          await request(v)
+          mine.push(now() - t0)
+        }
+        samples[v].push(...mine)
+        roundP50[v].push(pct(sortNum(mine), 50))
+      }
+    }
+    const lat = Object.fromEntries(VARIANTS.map((v) => {
+      const s = sortNum(samples[v])
+      return [v, { p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99), mean: mean(s) }]
+    })) as Record<Variant, { p50: number; p90: number; p99: number; mean: number }>
+    say(`== Latency per non-streaming request, interleaved (µs; ${ROUNDS * CALLS} requests per variant) ==`)
+    say(`${pad('', 32)}${lpad('p50', 9)}${lpad('p90', 9)}${lpad('p99', 9)}${lpad('mean', 9)}`)
+    for (const v of VARIANTS) say(`${pad(v, 32)}${lpad(fmt(lat[v].p50), 9)}${lpad(fmt(lat[v].p90), 9)}${lpad(fmt(lat[v].p99), 9)}${lpad(fmt(lat[v].mean), 9)}`)
+    say('')
+    for (const [p, d] of PAIRS) {
+      const diffs = sortNum(roundP50[p].map((x, i) => x - roundP50[d][i]))
+      say(`${p}: adds ${fmt(lat[p].p50 - lat[d].p50)} µs at p50 over ${d} (ratio ${fmt(lat[p].p50 / lat[d].p50, 2)}), ${fmt(lat[p].p99 - lat[d].p99)} µs at p99; per-round p50 difference median ${fmt(pct(diffs, 50))} µs (quartiles ${fmt(pct(diffs, 25))}–${fmt(pct(diffs, 75))})`)
+    }
+    say('')
+
+    // 3. tinybench, the same requests (tasks one after another).
+    const bench = new Bench({ name: 'http-proxy', time: TB_TIME, warmupTime: Math.min(300, TB_TIME) })
+    for (const v of VARIANTS) bench.add(v, async () => { await request(v) })
+    await bench.run()
+    say(`== tinybench (${TB_TIME} ms per task; µs) ==`)
+    const tb: Record<string, number> = {}
+    for (const t of bench.tasks) {
+      const r = t.result
+      if (r.state !== 'completed' && r.state !== 'aborted-with-statistics') throw new Error(`${t.name}: ${r.state}`)
+      tb[t.name] = (r.latency.p50 ?? NaN) * 1e3
+      say(`${pad(t.name, 32)} p50 ${lpad(fmt(tb[t.name]), 8)}  p99 ${lpad(fmt((r.latency.p99 ?? NaN) * 1e3), 8)}  mean ${lpad(fmt(r.latency.mean * 1e3), 8)}  (${r.latency.samplesCount} requests)`)
+    }
+    say(`tinybench added p50: ${PAIRS.map(([p, d]) => `${p} ${fmt(tb[p] - tb[d])} µs`).join('; ')}`)
+    say('')
+
+    // 4. Streaming: time to the first text delta, and to the end of the stream.
+    const ttf: Record<'direct' | 'proxied', number[]> = { direct: [], proxied: [] }
+    const end: Record<'direct' | 'proxied', number[]> = { direct: [], proxied: [] }
+    for (let i = 0; i < 5; i++) await Promise.all([readStream(direct), readStream(proxied)])
+    for (let r = 0; r < STREAM_ROUNDS; r++) {
+      for (const side of (r % 2 === 0 ? ['direct', 'proxied'] : ['proxied', 'direct']) as ('direct' | 'proxied')[]) {
+        for (let i = 0; i < STREAMS_PER_ROUND; i++) {
+          const s = await readStream(side === 'direct' ? direct : proxied)
+          ttf[side].push(s.firstText)
+          end[side].push(s.end)
+        }
+      }
+    }
+    const st = (xs: number[]) => {
+      const s = sortNum(xs)
+      return { p50: pct(s, 50), p99: pct(s, 99) }
+    }
+    const [td, tp, ed, ep] = [st(ttf.direct), st(ttf.proxied), st(end.direct), st(end.proxied)]
+    say(`== Streaming (text, then 3 calls; ${STREAM_ROUNDS * STREAMS_PER_ROUND} streams per side; µs) ==`)
+    say(`${pad('', 32)}${lpad('first text p50', 16)}${lpad('p99', 10)}${lpad('end p50', 10)}${lpad('p99', 10)}`)
+    say(`${pad('stream, direct', 32)}${lpad(fmt(td.p50), 16)}${lpad(fmt(td.p99), 10)}${lpad(fmt(ed.p50), 10)}${lpad(fmt(ed.p99), 10)}`)
+    say(`${pad('stream, proxied', 32)}${lpad(fmt(tp.p50), 16)}${lpad(fmt(tp.p99), 10)}${lpad(fmt(ep.p50), 10)}${lpad(fmt(ep.p99), 10)}`)
+    say(`time to first text byte: the proxy adds ${fmt(tp.p50 - td.p50)} µs at p50 (ratio ${fmt(tp.p50 / td.p50, 2)}); end of stream ${fmt(ep.p50 - ed.p50)} µs`)
+    say(tp.p50 < TAIL_MS * 1000
+      ? `the first text came through before the upstream sent the rest (${TAIL_MS} ms later): text streams live`
+      : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
+  } finally {
+    proxy?.child.kill()
+    upstream.child.kill()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  mkdirSync(join(here, 'results'), { recursive: true })
+  writeFileSync(join(here, 'results', 'http-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})
