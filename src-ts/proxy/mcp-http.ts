@@ -1,33 +1,217 @@
-// The MCP proxy over Streamable HTTP: `toolgate mcp-proxy --listen HOST:PORT`. (First cut: the
-// signature other code builds against; the listener follows.)
+// The MCP proxy over Streamable HTTP (`toolgate mcp-proxy --listen HOST:PORT`): an HTTP server
+// answering at `/mcp`, one McpProxy per client session (see mcp-http-session.ts), each with its
+// own upstream: a process spawned for the session, or a session with an HTTP MCP server. Every
+// request first passes the listener's checks (mcp-http-guard.ts): Host, Origin, bearer token,
+// body size, session count. All gating decisions are the gate's, inside McpProxy.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
 import { ToolGateError } from '../errors'
 import type { McpProxyOptions } from './mcp'
+import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
+import { McpHttpSession } from './mcp-http-session'
+import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
 
 /** Options of {@link listenMcpHttp}. */
 export interface McpHttpListenOptions extends McpProxyOptions {
-  /** Address to bind (loopback unless the caller decided otherwise). */
+  /** Address to bind. Loopback (`127.0.0.1`, `::1`, `localhost`) unless the caller decided to expose it. */
   host: string
-  /** Port to bind; 0 picks a free one. */
+  /** Port to bind; 0 picks a free one (read it from {@link McpHttpListener.url}). */
   port: number
-  /** The MCP server behind the proxy: a command spawned per session (stdio), or an HTTP MCP endpoint. */
+  /** The MCP server behind the proxy: a command spawned once per session (stdio), or an HTTP MCP endpoint (one upstream session per client session). */
   upstream: { command: string[] } | { url: string }
-  /** Largest request body (one POST) from a client, in bytes; larger ones are answered 413. */
+  /** Largest request body (one POST) from a client, and largest message from the upstream, in bytes; larger bodies are answered 413. */
   maxMessageBytes: number
   /** Browser origins allowed besides loopback ones (exact `scheme://host[:port]`). */
   allowedOrigins: string[]
-  /** When set, every request must carry `Authorization: Bearer <token>` (else 401). */
+  /** When set, every request must carry `Authorization: Bearer <token>` (401 otherwise). Never logged. */
   bearerToken?: string
+  /** Most sessions at once (default 100); a new session beyond it is answered 503. */
+  maxSessions?: number
+  /** A session with nothing going on for this long is ended (default 30 minutes). */
+  idleSessionMs?: number
 }
 
 /** A running listener. */
 export interface McpHttpListener {
   /** The MCP endpoint, `http://host:port/mcp`. */
   url: string
-  /** Ends every session (their upstreams too) and stops listening. */
+  /** Ends every session (their upstreams stopped) and stops listening. */
   close(): Promise<void>
 }
 
-/** Serves MCP Streamable HTTP at `/mcp` on `host:port`, one gated proxy per client session. */
+const PATH = '/mcp'
+const DEFAULT_MAX_SESSIONS = 100
+const DEFAULT_IDLE_MS = 30 * 60_000
+/** A session whose upstream is gone is ended after this long without activity. */
+const DEAD_IDLE_MS = 10_000
+/** A session whose client dropped its GET stream (the SDK Client's close() does, without a DELETE) and sent nothing since. */
+const DETACHED_IDLE_MS = 60_000
+
+/**
+ * Serves MCP Streamable HTTP at `http://host:port/mcp` (stateful sessions, `Mcp-Session-Id`),
+ * one gated {@link McpProxy} per client session. Guarantees: a request passes the Host check
+ * (loopback names only when bound to loopback), the Origin check (absent, loopback, or in
+ * `allowedOrigins`; else 403), the bearer check (401 with `WWW-Authenticate: Bearer`) and the
+ * size bound (413) before anything else sees it; at most `maxSessions` sessions exist (503
+ * beyond); each session's upstream is stopped when the session ends (DELETE, idle, `close()`);
+ * an upstream that dies fails that session's pending requests, and other sessions go on.
+ * Rejects with `ToolGateError` `E_CONFIG` for bad options or an address it cannot bind.
+ */
 export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttpListener> {
-  throw new ToolGateError('E_CONFIG', `mcp-proxy --listen ${opts.host}:${opts.port}: not built yet`)
+  validate(opts)
+  const { StreamableHTTPServerTransport: Transport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+  const log = opts.log ?? (() => {})
+  const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS
+  const idleMs = opts.idleSessionMs ?? DEFAULT_IDLE_MS
+  const loopback = isLoopbackHost(opts.host)
+  const sessions = new Map<string, McpHttpSession>()
+  const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, ...proxyOpts } = opts
+  const proxy: McpProxyOptions = proxyOpts // the same config, context and pins for every session
+  let closing = false
+
+  const newSession = () =>
+    new McpHttpSession({
+      proxy,
+      Transport,
+      log,
+      startUpstream: (events) => ('command' in upstream ? stdioUpstream(upstream.command, maxMessageBytes, events) : httpUpstream(upstream.url, maxMessageBytes, events)),
+      ended: (s) => {
+        if (sessions.get(s.id) === s) sessions.delete(s.id)
+      },
+    })
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused =
+      checkHost(req.headers.host, loopback) ?? checkOrigin(header(req, 'origin'), allowedOrigins) ?? checkBearer(header(req, 'authorization'), bearerToken)
+    if (refused) return refuse(req, res, refused)
+    const path = (req.url ?? '/').split('?')[0]
+    if (path !== PATH) return refuse(req, res, { status: 404, message: `Not Found: the MCP endpoint is ${PATH}` })
+    if (closing) return refuse(req, res, { status: 503, message: 'Service Unavailable: the listener is shutting down' })
+    const sid = header(req, 'mcp-session-id')
+
+    if (req.method === 'POST') {
+      const body = await readBody(req, maxMessageBytes)
+      if (!body.ok) return refuse(req, res, body.refusal)
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(body.text)
+      } catch {
+        return refuse(req, res, { status: 400, message: 'Parse error: the request body is not JSON' }, -32700)
+      }
+      if (sid === undefined) {
+        const isInit = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && (parsed as { method?: unknown }).method === 'initialize'
+        if (!isInit) return refuse(req, res, { status: 400, message: 'Bad Request: no Mcp-Session-Id header, and the body is not an initialize request' })
+        if (sessions.size >= maxSessions) {
+          log(`refused a new session: ${sessions.size} sessions open (the limit)`)
+          return refuse(req, res, { status: 503, message: `Service Unavailable: ${maxSessions} sessions are open, the limit; end one (DELETE) or retry later`, headers: { 'Retry-After': '5' } })
+        }
+        const session = newSession()
+        sessions.set(session.id, session)
+        log(`session ${session.id.slice(0, 8)}: started`)
+        await session.handle(req, res, parsed)
+        if (!session.initialized) await session.end('the initialize request was refused by the transport')
+        return
+      }
+      const session = sessions.get(sid)
+      if (!session) return refuse(req, res, { status: 404, message: 'Session not found: it ended or never existed; initialize a new one' }, -32001)
+      return session.handle(req, res, parsed)
+    }
+
+    if (sid === undefined) return refuse(req, res, { status: 400, message: 'Bad Request: the Mcp-Session-Id header is required' })
+    const session = sessions.get(sid)
+    if (!session) return refuse(req, res, { status: 404, message: 'Session not found: it ended or never existed; initialize a new one' }, -32001)
+    if (req.method === 'GET') {
+      session.getStreams++
+      session.hadGetStream = true
+      res.once('close', () => session.getStreams--)
+    }
+    return session.handle(req, res)
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: Error) => {
+      log(`request failed: ${err.message}`)
+      if (!res.headersSent) refuse(req, res, { status: 500, message: 'Internal error in the proxy' }, -32603)
+      else res.destroy()
+    })
+  })
+  server.headersTimeout = 30_000
+  server.requestTimeout = 0 // SSE streams are long-lived
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new ToolGateError('E_CONFIG', `mcp-proxy --listen ${opts.host}:${opts.port}: cannot listen (${err.code ?? err.message})`, { cause: err })))
+    server.listen(port, host, () => resolve())
+  })
+  server.on('error', (err) => log(`listener error: ${err.message}`))
+  const addr = server.address() as AddressInfo
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  const url = `http://${shownHost}:${addr.port}${PATH}`
+  log(`listening on ${url} (${'command' in upstream ? `spawning \`${upstream.command.join(' ')}\` per session` : `upstream ${upstream.url}`}${bearerToken !== undefined ? ', bearer token required' : ''})`)
+
+  const reaper = setInterval(() => {
+    const now = Date.now()
+    for (const s of [...sessions.values()]) {
+      const dead = s.upstreamGone !== undefined
+      const detached = s.hadGetStream && s.getStreams === 0
+      const limit = dead ? DEAD_IDLE_MS : detached ? Math.min(idleMs, DETACHED_IDLE_MS) : idleMs
+      if (now - s.lastActive > limit && (dead || !s.busy)) {
+        void s.end(dead ? 'its upstream is gone' : detached ? 'its client went away (no GET stream, nothing sent)' : `idle for ${Math.round(limit / 1000)} s`)
+      }
+    }
+  }, Math.max(1000, Math.min(60_000, Math.floor(Math.min(idleMs, DEAD_IDLE_MS) / 2))))
+  reaper.unref()
+
+  return {
+    url,
+    async close() {
+      if (closing) return
+      closing = true
+      clearInterval(reaper)
+      const ending = [...sessions.values()].map((s) => s.end('the listener closed'))
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeAllConnections()
+      await Promise.all([...ending, stopped])
+      log('listener closed')
+    },
+  }
+}
+
+function validate(opts: McpHttpListenOptions): void {
+  const bad = (what: string) => {
+    throw new ToolGateError('E_CONFIG', `mcp-proxy --listen: ${what}`)
+  }
+  if (typeof opts.host !== 'string' || opts.host === '') bad('the host is empty')
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) bad(`the port must be a whole number 0–65535, got ${String(opts.port)}`)
+  if (!Number.isSafeInteger(opts.maxMessageBytes) || opts.maxMessageBytes < 1024) bad('maxMessageBytes must be a whole number of bytes, at least 1024')
+  const up = opts.upstream as { command?: unknown; url?: unknown } | undefined
+  if (up && Array.isArray(up.command)) {
+    if (up.command.length === 0 || !up.command.every((a) => typeof a === 'string') || up.command[0] === '') bad('the upstream command is empty')
+  } else if (up && typeof up.url === 'string') {
+    let u: URL | undefined
+    try {
+      u = new URL(up.url)
+    } catch {
+      bad(`the upstream URL \`${up.url}\` is not a URL`)
+    }
+    if (u && u.protocol !== 'http:' && u.protocol !== 'https:') bad(`the upstream URL \`${up.url}\` must be http: or https:`)
+  } else bad('upstream must be { command: [...] } or { url }')
+  if (!Array.isArray(opts.allowedOrigins) || !opts.allowedOrigins.every((o) => typeof o === 'string')) bad('allowedOrigins must be a list of origins')
+  if (opts.bearerToken !== undefined && (typeof opts.bearerToken !== 'string' || !/^\S+$/.test(opts.bearerToken))) bad('the bearer token must be a non-empty string without spaces')
+  if (opts.maxSessions !== undefined && (!Number.isInteger(opts.maxSessions) || opts.maxSessions < 1)) bad('maxSessions must be a whole number, at least 1')
+  if (opts.idleSessionMs !== undefined && (!Number.isInteger(opts.idleSessionMs) || opts.idleSessionMs < 1000)) bad('idleSessionMs must be a whole number of milliseconds, at least 1000')
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v[0] : v
+}
+
+/** Answers with a JSON-RPC error body (id null) and the refusal's status and headers. */
+function refuse(req: IncomingMessage, res: ServerResponse, r: Refusal, code = -32000): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: r.message } })
+  // A body not read to its end (413) leaves the connection unusable: close it after the answer.
+  const close = r.status === 413 || !req.complete
+  res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...(close ? { Connection: 'close' } : {}), ...r.headers })
+  res.end(body)
 }

@@ -1,0 +1,332 @@
+// The MCP proxy over Streamable HTTP (listenMcpHttp), with real peers on loopback: the official
+// SDK Client with StreamableHTTPClientTransport → the listener (in-process, port 0) → either the
+// real @modelcontextprotocol/server-filesystem spawned per session from node_modules, a tiny
+// stdio server (for crashes), or an SDK-built HTTP MCP server (McpServer +
+// StreamableHTTPServerTransport on another loopback port) as `{ url }` upstream. Raw requests
+// (node:http) drive the listener's own checks: Host, Origin, bearer token, body size, session cap.
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { CallToolResultSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+
+import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp-http'
+
+const root = join(__dirname, '..')
+const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
+const T = 60_000
+
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-http-'))
+  writeFileSync(join(dir, 'five.txt'), 'one\ntwo\nthree\nfour\nfive\n')
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text
+
+/** A listener on a free loopback port; its log lines are kept. */
+async function listen(o: Partial<McpHttpListenOptions> & Pick<McpHttpListenOptions, 'upstream'>) {
+  const logs: string[] = []
+  const l = await listenMcpHttp({ host: '127.0.0.1', port: 0, maxMessageBytes: 1024 * 1024, allowedOrigins: [], log: (s) => logs.push(s), ...o })
+  return { l, logs }
+}
+
+/** An SDK Client connected to `url` (extra headers on every request). */
+async function connect(url: string, headers: Record<string, string> = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
+  const client = new Client({ name: 'http-proxy-test', version: '1.0.0' })
+  await client.connect(transport)
+  return { client, transport }
+}
+
+/** One raw HTTP request (to set Host, Origin, sizes as a browser or attacker would). */
+function raw(url: string, o: { method?: string; headers?: Record<string, string>; body?: string }) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+    const req = request(url, { method: o.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...o.headers } }, (res) => {
+      let body = ''
+      res.on('data', (d: Buffer) => (body += d.toString()))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end(o.body)
+  })
+}
+
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+
+describe('mcp-proxy --listen in front of server-filesystem (stdio, one process per session)', () => {
+  let l: McpHttpListener
+  let logs: string[]
+  beforeAll(async () => {
+    ;({ l, logs } = await listen({ upstream: { command: [process.execPath, fsServer, dir] } }))
+  })
+  afterAll(() => l.close())
+
+  it('lists the tools, passes a real read, repairs "2" → 2, refuses a bad type before the server', async () => {
+    expect(l.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    const { client } = await connect(l.url)
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file']))
+
+      const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt') } })
+      expect(text(read)).toBe('one\ntwo\nthree\nfour\nfive\n')
+
+      // `head` is a number in the server's own schema: the gate forwards 2, the server reads two lines.
+      const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
+      expect(head.isError).toBeFalsy()
+      expect(text(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
+      expect(logs.join('\n')).toMatch(/repaired read_text_file .*\/head/)
+
+      const target = join(dir, 'never.txt')
+      const bad = await client.callTool({ name: 'write_file', arguments: { path: target, content: { not: 'a string' } } })
+      expect(bad.isError).toBe(true)
+      expect(text(bad)).toMatch(/^Invalid arguments for tool `write_file`:\n- `content`: expected string/)
+      expect(existsSync(target)).toBe(false)
+    } finally {
+      await client.close()
+    }
+  }, T)
+})
+
+// A tiny stdio MCP server: writes its pid to $PID_FILE; `die` exits 3 without answering; `echo`
+// answers with its argument and its type.
+const TINY = `
+const fs = require('fs')
+if (process.env.PID_FILE) fs.appendFileSync(process.env.PID_FILE, process.pid + '\\n')
+const rl = require('readline').createInterface({ input: process.stdin })
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n')
+rl.on('line', (line) => {
+  const m = JSON.parse(line)
+  if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'tiny', version: '1' } } })
+  else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [
+    { name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
+    { name: 'die', inputSchema: { type: 'object' } } ] } })
+  else if (m.method === 'tools/call' && m.params.name === 'die') process.exit(3)
+  else if (m.method === 'tools/call') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'n=' + JSON.stringify(m.params.arguments.n) + ' typeof ' + typeof m.params.arguments.n }] } })
+  else if (m.method === 'ping') send({ jsonrpc: '2.0', id: m.id, result: {} })
+})
+`
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+async function until(cond: () => boolean) {
+  while (!cond()) await new Promise((r) => setTimeout(r, 50))
+}
+
+describe('mcp-proxy --listen: the upstream process per session', () => {
+  let l: McpHttpListener
+  let pidFile: string
+  beforeAll(async () => {
+    pidFile = join(dir, `pids-${randomUUID()}.txt`)
+    process.env.PID_FILE = pidFile // inherited by the spawned servers
+    ;({ l } = await listen({ upstream: { command: [process.execPath, '-e', TINY] } }))
+  })
+  afterAll(async () => {
+    delete process.env.PID_FILE
+    await l.close()
+  })
+  const pids = () => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : [])
+
+  it('a crash fails the pending call; a new session still works; DELETE stops the session’s process', async () => {
+    const a = await connect(l.url)
+    const b = await connect(l.url)
+    expect(pids()).toHaveLength(2)
+    await expect(a.client.callTool({ name: 'die', arguments: {} })).rejects.toThrow(/exited with code 3/)
+    // the dead session answers what comes next with an error, never a hang
+    await expect(a.client.callTool({ name: 'echo', arguments: { n: 1 } })).rejects.toThrow(/exited with code 3.*start a new session/)
+    await a.client.close()
+    // the other session was never touched
+    expect(text(await b.client.callTool({ name: 'echo', arguments: { n: '4' } }))).toBe('n=4 typeof number')
+    const c = await connect(l.url)
+    expect(text(await c.client.callTool({ name: 'echo', arguments: { n: 5 } }))).toBe('n=5 typeof number')
+
+    const [, pidB, pidC] = pids()
+    await b.transport.terminateSession() // DELETE
+    await until(() => !alive(pidB))
+    expect(alive(pidC)).toBe(true)
+    await b.client.close()
+    await l.close() // the listener closing stops the rest
+    expect(alive(pidC)).toBe(false)
+    await c.client.close()
+  }, T)
+})
+
+/** An SDK-built MCP server over Streamable HTTP (one McpServer per session) on loopback. */
+async function sdkHttpServer(): Promise<{ url: string; server: Server; sessions: () => number }> {
+  const transports = new Map<string, StreamableHTTPServerTransport>()
+  const build = () => {
+    const s = new McpServer({ name: 'remote', version: '1.0.0' }, { capabilities: { logging: {} } })
+    let remembered: string | undefined
+    s.registerTool('echo', { inputSchema: { n: z.number().int() } }, async ({ n }) => ({ content: [{ type: 'text', text: `n=${JSON.stringify(n)} typeof ${typeof n}` }] }))
+    s.registerTool('remember', { inputSchema: { value: z.string() } }, async ({ value }) => {
+      remembered = value
+      return { content: [{ type: 'text', text: 'ok' }] }
+    })
+    s.registerTool('recall', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: remembered ?? '(nothing)' }] }))
+    s.registerTool('chatty', { inputSchema: { steps: z.number().int() } }, async ({ steps }, extra) => {
+      await s.server.sendLoggingMessage({ level: 'info', data: `chatty starts ${steps} steps` }, extra.sessionId)
+      const token = extra._meta?.progressToken
+      for (let i = 1; i <= steps; i++) {
+        if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } })
+      }
+      return { content: [{ type: 'text', text: `done ${steps}` }] }
+    })
+    return s
+  }
+  const server = createServer(async (req, res) => {
+    const sid = req.headers['mcp-session-id'] as string | undefined
+    let t = sid ? transports.get(sid) : undefined
+    if (!t) {
+      if (sid) {
+        res.writeHead(404).end()
+        return
+      }
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) })
+      created.onclose = () => {
+        if (created.sessionId) transports.delete(created.sessionId)
+      }
+      await build().connect(created)
+      t = created
+    }
+    await t.handleRequest(req, res)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, sessions: () => transports.size }
+}
+
+describe('mcp-proxy --listen in front of an HTTP MCP server ({ url })', () => {
+  let up: Awaited<ReturnType<typeof sdkHttpServer>>
+  let l: McpHttpListener
+  beforeAll(async () => {
+    up = await sdkHttpServer()
+    ;({ l } = await listen({ upstream: { url: up.url } }))
+  })
+  afterAll(async () => {
+    await l.close()
+    up.server.closeAllConnections()
+    await new Promise((r) => up.server.close(r))
+  })
+
+  it('repairs before forwarding and keeps two concurrent sessions apart', async () => {
+    const a = await connect(l.url)
+    const b = await connect(l.url)
+    try {
+      expect(a.transport.sessionId).not.toBe(b.transport.sessionId)
+      expect(up.sessions()).toBe(2) // one upstream session each
+      expect(text(await a.client.callTool({ name: 'echo', arguments: { n: '7' } }))).toBe('n=7 typeof number')
+      await Promise.all([a.client.callTool({ name: 'remember', arguments: { value: 'alpha' } }), b.client.callTool({ name: 'remember', arguments: { value: 'beta' } })])
+      const [ra, rb] = await Promise.all([a.client.callTool({ name: 'recall', arguments: {} }), b.client.callTool({ name: 'recall', arguments: {} })])
+      expect([text(ra), text(rb)]).toEqual(['alpha', 'beta'])
+      // a refused call is answered by the gate
+      const refused = await a.client.callTool({ name: 'echo', arguments: { n: 'seven' } })
+      expect(refused.isError).toBe(true)
+      expect(text(refused)).toMatch(/echo/)
+    } finally {
+      await a.transport.terminateSession()
+      await Promise.all([a.client.close(), b.client.close()])
+    }
+    await until(() => up.sessions() === 1) // the DELETE reached the upstream session too
+  }, T)
+
+  it('server → client logging and progress notifications reach the client', async () => {
+    const { client } = await connect(l.url)
+    try {
+      const logged: unknown[] = []
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logged.push(n.params.data))
+      await client.setLoggingLevel('info')
+      const progress: number[] = []
+      const r = await client.callTool({ name: 'chatty', arguments: { steps: 3 } }, undefined, { onprogress: (p) => void progress.push(p.progress) })
+      expect(text(r)).toBe('done 3')
+      expect(progress).toEqual([1, 2, 3])
+      await until(() => logged.length > 0)
+      expect(logged).toEqual(['chatty starts 3 steps'])
+    } finally {
+      await client.close()
+    }
+  }, T)
+})
+
+describe('mcp-proxy --listen: the listener’s own checks', () => {
+  let l: McpHttpListener
+  let logs: string[]
+  beforeAll(async () => {
+    ;({ l, logs } = await listen({ upstream: { command: [process.execPath, '-e', TINY] }, bearerToken: 's3cret-token', maxMessageBytes: 4096, maxSessions: 2, allowedOrigins: ['https://app.example'] }))
+  })
+  afterAll(() => l.close())
+  const auth = { authorization: 'Bearer s3cret-token' }
+
+  it('bearer token: missing or wrong → 401 with WWW-Authenticate; the right one works', async () => {
+    const none = await raw(l.url, { body: INIT })
+    expect(none.status).toBe(401)
+    expect(none.headers['www-authenticate']).toMatch(/^Bearer/)
+    const wrong = await raw(l.url, { body: INIT, headers: { authorization: 'Bearer s3cret-tokeN' } })
+    expect(wrong.status).toBe(401)
+    expect(JSON.parse(wrong.body).error.message).toMatch(/bearer token is wrong/)
+    expect(JSON.stringify(wrong)).not.toContain('s3cret-token')
+    await expect(connect(l.url)).rejects.toThrow(/Unauthorized/)
+    const { client, transport } = await connect(l.url, auth)
+    try {
+      expect(text(await client.callTool({ name: 'echo', arguments: { n: '2' } }))).toBe('n=2 typeof number')
+    } finally {
+      await transport.terminateSession()
+      await client.close()
+    }
+    expect(logs.join('\n')).toMatch(/bearer token required/)
+    expect(logs.join('\n')).not.toContain('s3cret')
+  }, T)
+
+  it('Origin: a foreign one → 403; loopback and allowed ones pass; Host must be a loopback name', async () => {
+    const evil = await raw(l.url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })
+    expect(evil.status).toBe(403)
+    expect(JSON.parse(evil.body).error.message).toMatch(/Origin `https:\/\/evil.example` is not allowed/)
+    expect((await raw(l.url, { body: INIT, headers: { ...auth, origin: 'null' } })).status).toBe(403)
+    const port = new URL(l.url).port
+    const rebind = await raw(l.url, { body: INIT, headers: { ...auth, host: `evil.example:${port}` } })
+    expect(rebind.status).toBe(403)
+    expect(JSON.parse(rebind.body).error.message).toMatch(/not a loopback name/)
+    for (const origin of [`http://localhost:${port}`, 'http://127.0.0.1:5173', 'https://app.example']) {
+      const ok = await raw(l.url, { body: INIT, headers: { ...auth, origin, host: `localhost:${port}` } })
+      expect(ok.status, origin).toBe(200)
+      await raw(l.url, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': String(ok.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' } })
+    }
+  }, T)
+
+  it('a body over maxMessageBytes → 413; another path → 404; an unknown session → 404', async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(5000) } })
+    const r = await raw(l.url, { body: big, headers: auth })
+    expect(r.status).toBe(413)
+    expect(JSON.parse(r.body).error.message).toMatch(/over the limit of 4096/)
+    expect((await raw(l.url.replace(/\/mcp$/, '/other'), { body: INIT, headers: auth })).status).toBe(404)
+    const unknown = await raw(l.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: { ...auth, 'mcp-session-id': 'nope' } })
+    expect(unknown.status).toBe(404)
+  }, T)
+
+  it('sessions beyond maxSessions → 503; ending one frees a place', async () => {
+    const a = await connect(l.url, auth)
+    const b = await connect(l.url, auth)
+    const third = await raw(l.url, { body: INIT, headers: auth })
+    expect(third.status).toBe(503)
+    expect(JSON.parse(third.body).error.message).toMatch(/2 sessions are open/)
+    await a.transport.terminateSession()
+    const c = await connect(l.url, auth)
+    expect(text(await c.client.callTool({ name: 'echo', arguments: { n: 3 } }))).toBe('n=3 typeof number')
+    await Promise.all([a.client.close(), b.client.close(), c.client.close()])
+  }, T)
+})

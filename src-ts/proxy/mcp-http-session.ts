@@ -1,0 +1,207 @@
+// One client session of the MCP HTTP listener: the SDK's StreamableHTTPServerTransport as the
+// wire to the client, an McpProxy as the router, and the session's own upstream (a spawned
+// process or an HTTP MCP session). This file only routes: which HTTP stream a message to the
+// client goes on, and what happens when either end goes away.
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+
+import { CONNECTION_CLOSED, McpProxy, type McpProxyOptions } from './mcp'
+import type { RpcId } from './jsonrpc-lines'
+import type { Upstream, UpstreamEvents } from './mcp-http-upstream'
+
+type Msg = Record<string, unknown>
+type TransportClass = typeof StreamableHTTPServerTransport
+
+/** What a session needs from the listener. */
+export interface SessionOptions {
+  proxy: McpProxyOptions
+  /** Starts this session's upstream, reporting to `events`. */
+  startUpstream(events: UpstreamEvents): Upstream | Promise<Upstream>
+  /** The SDK's server transport class (loaded once by the listener). */
+  Transport: TransportClass
+  log(line: string): void
+  /** Called once when the session has ended (for whatever reason). */
+  ended(session: McpHttpSession): void
+}
+
+const key = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
+const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
+const isObject = (v: unknown): v is Msg => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * A client session. Guarantees: every client request gets exactly one answer on its own HTTP
+ * stream (the server's, the gate's refusal, or an error when the upstream is gone); messages the
+ * server starts go on the stream of the request they belong to (progress by its token; anything
+ * else while a client request is open, on the latest one) or on the client's GET stream; the
+ * upstream is stopped when the session ends (DELETE, transport close, listener close, reaping).
+ */
+export class McpHttpSession {
+  /** The session id (`Mcp-Session-Id`), fixed before the client's initialize is handled. */
+  readonly id = randomUUID()
+  /** Last time the client sent anything (ms since epoch): what idleness is measured from. */
+  lastActive = Date.now()
+  /** Whether the transport accepted the client's initialize. */
+  initialized = false
+  /** Why the upstream is gone, once it is. */
+  upstreamGone: string | undefined
+  /** Open GET (standalone SSE) requests of the client. */
+  getStreams = 0
+  /** Whether the client ever opened a GET stream (one that is gone now suggests the client is). */
+  hadGetStream = false
+
+  readonly #o: SessionOptions
+  readonly #transport: StreamableHTTPServerTransport
+  readonly #proxy: McpProxy
+  #upstream: Upstream | undefined
+  /** Messages for the upstream while it is being connected. */
+  #queue: unknown[] | undefined = []
+  /** Client requests not yet answered, in arrival order: key → id. */
+  readonly #open = new Map<string, RpcId>()
+  /** Progress tokens of open client requests → the request's key. */
+  readonly #progress = new Map<string, string>()
+  #ended = false
+
+  constructor(o: SessionOptions) {
+    this.#o = o
+    const log = (line: string) => o.log(`session ${this.id.slice(0, 8)}: ${line}`)
+    this.#transport = new o.Transport({
+      sessionIdGenerator: () => this.id,
+      onsessioninitialized: () => {
+        this.initialized = true
+      },
+    })
+    this.#proxy = new McpProxy({ ...o.proxy, log }, { toClient: (m) => this.#toClient(m), toServer: (m) => this.#toServer(m) })
+    this.#transport.onmessage = (m) => this.#fromClient(m)
+    this.#transport.onerror = (err) => log(err.message)
+    this.#transport.onclose = () => void this.end('the client session was closed')
+    const events: UpstreamEvents = {
+      line: (e) => {
+        this.#proxy.serverLine(e)
+        this.#announceVersion()
+      },
+      message: (m) => {
+        this.#proxy.fromServer(m)
+        this.#announceVersion()
+      },
+      undelivered: (ids, why) => {
+        for (const id of ids) this.#proxy.fromServer({ jsonrpc: '2.0', id, error: { code: CONNECTION_CLOSED, message: `toolgate: ${why}` } })
+      },
+      closed: (why) => {
+        this.upstreamGone = why
+        this.#proxy.serverClosed(`${why} before answering`)
+      },
+      log,
+    }
+    Promise.resolve()
+      .then(() => o.startUpstream(events))
+      .then(
+        (up) => {
+          if (this.#ended) return void up.close()
+          this.#upstream = up
+          const queued = this.#queue ?? []
+          this.#queue = undefined
+          for (const m of queued) up.send(m)
+        },
+        (err: Error) => events.closed(`the upstream MCP server could not be reached (${err.message})`),
+      )
+  }
+
+  /** Hands one HTTP request of this session (or its initialize) to the transport. */
+  handle(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+    this.lastActive = Date.now()
+    return this.#transport.handleRequest(req, res, body)
+  }
+
+  /** Whether client requests are waiting for answers. */
+  get busy(): boolean {
+    return this.#open.size > 0
+  }
+
+  /** Ends the session: the client's streams are closed and the upstream stopped. Idempotent. */
+  async end(why: string): Promise<void> {
+    if (this.#ended) return
+    this.#ended = true
+    this.#o.log(`session ${this.id.slice(0, 8)}: ended (${why})`)
+    this.#proxy.serverClosed(why)
+    await this.#transport.close().catch(() => {})
+    this.#o.ended(this)
+    await this.#upstream?.close()
+  }
+
+  #announceVersion(): void {
+    const v = this.#proxy.protocolVersion
+    if (v !== undefined) this.#upstream?.setProtocolVersion(v)
+  }
+
+  #fromClient(m: JSONRPCMessage): void {
+    this.lastActive = Date.now()
+    const msg = m as unknown as Msg
+    const isRequest = typeof msg.method === 'string' && isId(msg.id)
+    if (isRequest) {
+      const id = msg.id as RpcId
+      if (this.upstreamGone !== undefined) {
+        // McpProxy has stopped routing: answer here, so the client is not left waiting.
+        this.#send({ jsonrpc: '2.0', id, error: { code: CONNECTION_CLOSED, message: `toolgate: ${this.upstreamGone}; start a new session` } }, id)
+        return
+      }
+      this.#open.set(key(id), id)
+      const token = isObject(msg.params) && isObject(msg.params._meta) ? msg.params._meta.progressToken : undefined
+      if (isId(token)) this.#progress.set(key(token), key(id))
+    }
+    this.#proxy.fromClient(msg)
+  }
+
+  #toServer(m: unknown): void {
+    if (this.#queue) this.#queue.push(m)
+    else this.#upstream?.send(m)
+  }
+
+  #toClient(m: unknown): void {
+    if (!isObject(m)) return
+    const isResponse = typeof m.method !== 'string' && ('result' in m || 'error' in m)
+    if (isResponse) {
+      const k = isId(m.id) ? key(m.id) : undefined
+      const id = k === undefined ? undefined : this.#open.get(k)
+      if (k === undefined || id === undefined) {
+        this.#o.log(`session ${this.id.slice(0, 8)}: an answer for no open request (id ${JSON.stringify(m.id)}) was dropped`)
+        return
+      }
+      this.#open.delete(k)
+      for (const [t, r] of this.#progress) if (r === k) this.#progress.delete(t)
+      this.#send(m, id)
+      return
+    }
+    const related = this.#relatedTo(m)
+    if (related === undefined && this.getStreams === 0) {
+      if (isId(m.id)) {
+        // A server request with nowhere to go: tell the server now instead of leaving it waiting.
+        this.#toServer({ jsonrpc: '2.0', id: m.id, error: { code: CONNECTION_CLOSED, message: 'toolgate: the client has no open stream to receive server requests' } })
+      }
+      this.#o.log(`session ${this.id.slice(0, 8)}: server ${isId(m.id) ? 'request' : 'notification'} ${String(m.method)} dropped (no client request open and no GET stream)`)
+      return
+    }
+    this.#send(m, related)
+  }
+
+  /** The client request a server-initiated message belongs to (undefined: the GET stream). */
+  #relatedTo(m: Msg): RpcId | undefined {
+    const token = isObject(m.params) ? m.params.progressToken : undefined
+    if (m.method === 'notifications/progress' && isId(token)) {
+      const k = this.#progress.get(key(token))
+      if (k !== undefined) return this.#open.get(k)
+    }
+    let latest: RpcId | undefined
+    for (const id of this.#open.values()) latest = id
+    return latest
+  }
+
+  #send(m: Msg, relatedRequestId: RpcId | undefined): void {
+    const opts = relatedRequestId === undefined || ('result' in m || 'error' in m) ? undefined : { relatedRequestId }
+    this.#transport.send(m as unknown as JSONRPCMessage, opts).catch((err: Error) => {
+      this.#o.log(`session ${this.id.slice(0, 8)}: could not deliver a message to the client (${err.message})`)
+    })
+  }
+}

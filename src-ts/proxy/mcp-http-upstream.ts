@@ -1,0 +1,198 @@
+// The MCP server behind one session of the HTTP listener: a process spawned for the session
+// (stdio, newline-delimited JSON-RPC) or a session of its own with an HTTP MCP server (the SDK's
+// StreamableHTTPClientTransport). Both report what the server says, which requests could not be
+// delivered, and when the server is gone; both are ended with `close()`.
+import { spawn, type ChildProcess } from 'node:child_process'
+
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+
+import { readLines, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
+
+/** Where an upstream reports to. */
+export interface UpstreamEvents {
+  /** A raw line from a stdio server. */
+  line(e: LineEvent): void
+  /** A parsed message from an HTTP server. */
+  message(msg: unknown): void
+  /** Requests (their ids) that will never be answered, and why. */
+  undelivered(ids: RpcId[], why: string): void
+  /** The server is gone (exited, could not start). Reported once. */
+  closed(why: string): void
+  log(line: string): void
+}
+
+/** One session's MCP server. */
+export interface Upstream {
+  /** Sends one message (failures come back through {@link UpstreamEvents}). */
+  send(msg: unknown): void
+  /** Ends it: the process is stopped (stdin closed, then SIGTERM, then SIGKILL), the HTTP session deleted. */
+  close(): Promise<void>
+  /** For HTTP upstreams: the protocol version to announce once negotiated. */
+  setProtocolVersion(version: string): void
+}
+
+/** How long a stdio server gets to exit after its stdin is closed, before SIGTERM (and again before SIGKILL). */
+const EXIT_GRACE_MS = 2000
+
+/** Spawns `command` with its stdin/stdout piped (stderr goes to ours). */
+export function stdioUpstream(command: string[], maxMessageBytes: number, ev: UpstreamEvents): Upstream {
+  const [cmd, ...args] = command
+  // Windows: a .cmd/.bat (npx.cmd) runs only through the shell (Node refuses it otherwise).
+  const viaShell = process.platform === 'win32' && /\.(cmd|bat)$/i.test(cmd)
+  const quote = (a: string) => (/^[\w\-.:\\/=@]+$/.test(a) ? a : `"${a.replace(/"/g, '""')}"`)
+  const child: ChildProcess = viaShell
+    ? spawn([cmd, ...args].map(quote).join(' '), { stdio: ['pipe', 'pipe', 'inherit'], shell: true })
+    : spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] })
+  let closedWhy: string | undefined
+  const exited = new Promise<void>((resolve) => {
+    const gone = (why: string) => {
+      if (closedWhy !== undefined) return
+      closedWhy = why
+      ev.log(why)
+      ev.closed(why)
+      resolve()
+    }
+    child.on('error', (err) => gone(`the MCP server could not be started (${err.message})`))
+    child.on('exit', (code, signal) => {
+      const why = signal ? `the MCP server was killed by ${signal}` : `the MCP server exited with code ${code}`
+      // Let its last lines (already in the pipe) through before answering the rest.
+      const out = child.stdout!
+      if (out.readableEnded || out.destroyed) gone(why)
+      else {
+        out.once('close', () => gone(why))
+        setTimeout(() => gone(why), 1000).unref()
+      }
+    })
+  })
+  child.stdin!.on('error', (err) => ev.log(`writing to the MCP server failed: ${err.message}`))
+  readLines(child.stdout!, maxMessageBytes, (e) => ev.line(e), () => {})
+  return {
+    send(msg) {
+      if (!writeMessage(child.stdin!, msg)) ev.log('the MCP server’s stdin is closed; message dropped')
+    },
+    async close() {
+      if (closedWhy !== undefined || child.exitCode !== null || child.signalCode !== null) return
+      child.stdin!.end()
+      const waited = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())])
+      if (await waited(EXIT_GRACE_MS)) return
+      child.kill('SIGTERM')
+      if (await waited(EXIT_GRACE_MS)) return
+      child.kill('SIGKILL')
+      await waited(EXIT_GRACE_MS)
+    },
+    setProtocolVersion() {},
+  }
+}
+
+/**
+ * A session with the HTTP MCP server at `url`. The initialize request goes first and alone (its
+ * answer carries the upstream's session id); later messages are sent concurrently. A request
+ * whose POST fails, or whose answer stream brings an event over `maxMessageBytes`, is reported
+ * undelivered.
+ */
+export async function httpUpstream(url: string, maxMessageBytes: number, ev: UpstreamEvents): Promise<Upstream> {
+  const { StreamableHTTPClientTransport: Client } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev) })
+  let closed = false
+  transport.onmessage = (msg) => ev.message(msg)
+  transport.onerror = (err) => {
+    if (!closed) ev.log(`upstream ${url}: ${err.message}`)
+  }
+  await transport.start()
+  // Until the initialize POST is answered, everything else waits behind it.
+  let gate: Promise<void> | undefined
+  const post = (msg: unknown) => {
+    const ids = requestIds(msg)
+    const p = transport.send(msg as JSONRPCMessage).catch((err: Error) => {
+      if (closed) return
+      const why = `the upstream MCP server at ${url} failed: ${err.message}`
+      ev.log(why)
+      if (ids.length > 0) ev.undelivered(ids, why)
+    })
+    return p
+  }
+  return {
+    send(msg) {
+      if (closed) return
+      const isInit = typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'initialize'
+      if (isInit && gate === undefined) {
+        gate = post(msg)
+        return
+      }
+      if (gate) void gate.then(() => post(msg))
+      else void post(msg)
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      if (transport.sessionId !== undefined) await transport.terminateSession().catch(() => {})
+      await transport.close().catch(() => {})
+    },
+    setProtocolVersion(version) {
+      transport.setProtocolVersion(version)
+    },
+  }
+}
+
+/** The ids of the requests in a message (or batch). */
+function requestIds(msg: unknown): RpcId[] {
+  const list = Array.isArray(msg) ? msg : [msg]
+  const ids: RpcId[] = []
+  for (const m of list) {
+    if (typeof m !== 'object' || m === null) continue
+    const { id, method } = m as { id?: unknown; method?: unknown }
+    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) ids.push(id)
+  }
+  return ids
+}
+
+/**
+ * `fetch` whose response bodies are bounded: a JSON body over `max` bytes, or an SSE event over
+ * `max` bytes (plus room for its field names), fails the stream instead of being buffered, and
+ * the requests of that POST are reported undelivered.
+ */
+function boundedFetch(max: number, ev: UpstreamEvents): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  const limit = max + 1024
+  return async (url, init) => {
+    const res = await fetch(url, init)
+    if (res.body === null) return res
+    const sse = (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream')
+    const ids = typeof init?.body === 'string' ? safeIds(init.body) : []
+    let since = 0
+    let lastByte = -1
+    const bounded = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+          if (sse) {
+            const i = buf.lastIndexOf('\n\n')
+            if (i >= 0) since = buf.length - (i + 2)
+            else if (lastByte === 0x0a && buf[0] === 0x0a) since = buf.length - 1
+            else since += buf.length
+            if (buf.length > 0) lastByte = buf[buf.length - 1]
+          } else {
+            since += buf.length
+          }
+          if (since > limit) {
+            const why = `the upstream MCP server sent a message over ${max} bytes (--max-message-bytes)`
+            ev.log(why)
+            if (ids.length > 0) ev.undelivered(ids, why)
+            controller.error(new Error(why))
+            return
+          }
+          controller.enqueue(chunk)
+        },
+      }),
+    )
+    return new Response(bounded, { status: res.status, statusText: res.statusText, headers: res.headers })
+  }
+}
+
+function safeIds(body: string): RpcId[] {
+  try {
+    return requestIds(JSON.parse(body))
+  } catch {
+    return []
+  }
+}
