@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { CallToolResultSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp-http'
 
@@ -41,10 +41,11 @@ async function listen(o: Partial<McpHttpListenOptions> & Pick<McpHttpListenOptio
   return { l, logs }
 }
 
-/** An SDK Client connected to `url` (extra headers on every request). */
-async function connect(url: string, headers: Record<string, string> = {}) {
+/** An SDK Client connected to `url` (extra headers on every request; `approve` answers elicitations). */
+async function connect(url: string, headers: Record<string, string> = {}, approve?: (message: string) => 'accept' | 'decline') {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
-  const client = new Client({ name: 'http-proxy-test', version: '1.0.0' })
+  const client = new Client({ name: 'http-proxy-test', version: '1.0.0' }, approve ? { capabilities: { elicitation: {} } } : undefined)
+  if (approve) client.setRequestHandler(ElicitRequestSchema, async (req) => ({ action: approve(req.params.message), content: {} }))
   await client.connect(transport)
   return { client, transport }
 }
@@ -243,6 +244,29 @@ describe('mcp-proxy --listen in front of an HTTP MCP server ({ url })', () => {
       await Promise.all([a.client.close(), b.client.close()])
     }
     await until(() => up.sessions() === 1) // the DELETE reached the upstream session too
+  }, T)
+
+  it('a writes tool waits for the user: the proxy’s elicitation reaches the client over HTTP, and only an accept runs it', async () => {
+    const { l: gated } = await listen({ upstream: { url: up.url }, config: { version: 1, tools: [{ name: 'remember', writes: true }] } })
+    const asked: string[] = []
+    let answer: 'accept' | 'decline' = 'decline'
+    const { client } = await connect(gated.url, {}, (message) => {
+      asked.push(message)
+      return answer
+    })
+    try {
+      const declined = await client.callTool({ name: 'remember', arguments: { value: 'no' } })
+      expect(declined.isError).toBe(true)
+      expect(text(await client.callTool({ name: 'recall', arguments: {} }))).toBe('(nothing)') // never reached the server
+      answer = 'accept'
+      expect(text(await client.callTool({ name: 'remember', arguments: { value: 'yes' } }))).toBe('ok')
+      expect(text(await client.callTool({ name: 'recall', arguments: {} }))).toBe('yes')
+      expect(asked).toHaveLength(2)
+      expect(asked[1]).toMatch(/remember/)
+    } finally {
+      await client.close()
+      await gated.close()
+    }
   }, T)
 
   it('server → client logging and progress notifications reach the client', async () => {

@@ -73,7 +73,7 @@ export class McpHttpSession {
         this.initialized = true
       },
     })
-    this.#proxy = new McpProxy({ ...o.proxy, log }, { toClient: (m) => this.#toClient(m), toServer: (m) => this.#toServer(m) })
+    this.#proxy = new McpProxy({ ...o.proxy, log }, { toClient: (m, related) => this.#toClient(m, related), toServer: (m) => this.#toServer(m) })
     this.#transport.onmessage = (m) => this.#fromClient(m)
     this.#transport.onerror = (err) => log(err.message)
     this.#transport.onclose = () => void this.end('the client session was closed')
@@ -159,7 +159,7 @@ export class McpHttpSession {
     else this.#upstream?.send(m)
   }
 
-  #toClient(m: unknown): void {
+  #toClient(m: unknown, related?: RpcId): void {
     if (!isObject(m)) return
     const isResponse = typeof m.method !== 'string' && ('result' in m || 'error' in m)
     if (isResponse) {
@@ -174,8 +174,8 @@ export class McpHttpSession {
       this.#send(m, id)
       return
     }
-    const related = this.#relatedTo(m)
-    if (related === undefined && this.getStreams === 0) {
+    const on = (related !== undefined ? this.#open.get(key(related)) : undefined) ?? this.#relatedTo(m)
+    if (on === undefined && this.getStreams === 0) {
       if (isId(m.id)) {
         // A server request with nowhere to go: tell the server now instead of leaving it waiting.
         this.#toServer({ jsonrpc: '2.0', id: m.id, error: { code: CONNECTION_CLOSED, message: 'toolgate: the client has no open stream to receive server requests' } })
@@ -183,10 +183,11 @@ export class McpHttpSession {
       this.#o.log(`session ${this.id.slice(0, 8)}: server ${isId(m.id) ? 'request' : 'notification'} ${String(m.method)} dropped (no client request open and no GET stream)`)
       return
     }
-    this.#send(m, related)
+    this.#send(m, on)
   }
 
-  /** The client request a server-initiated message belongs to (undefined: the GET stream). */
+  /** The client request a server-initiated message belongs to (undefined: the GET stream); the
+   *  proxy's own messages (elicitation) name theirs. */
   #relatedTo(m: Msg): RpcId | undefined {
     const token = isObject(m.params) ? m.params.progressToken : undefined
     if (m.method === 'notifications/progress' && isId(token)) {
