@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 
 import { ToolGateError } from '../errors'
 import type { McpProxyOptions } from './mcp'
+import { ToolPins } from './mcp-pins'
 import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
 import { McpHttpSession } from './mcp-http-session'
 import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
@@ -54,7 +55,8 @@ const DETACHED_IDLE_MS = 60_000
  * (loopback names only when bound to loopback), the Origin check (absent, loopback, or in
  * `allowedOrigins`; else 403), the bearer check (401 with `WWW-Authenticate: Bearer`) and the
  * size bound (413) before anything else sees it; at most `maxSessions` sessions exist (503
- * beyond); each session's upstream is stopped when the session ends (DELETE, idle, `close()`);
+ * beyond); each session's upstream is stopped when the session ends (DELETE, idle, `close()`); tool
+ * definitions are pinned in one store shared by all sessions (`pins`, or the listener's own);
  * an upstream that dies fails that session's pending requests, and other sessions go on.
  * Rejects with `ToolGateError` `E_CONFIG` for bad options or an address it cannot bind.
  */
@@ -67,7 +69,9 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const loopback = isLoopbackHost(opts.host)
   const sessions = new Map<string, McpHttpSession>()
   const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, ...proxyOpts } = opts
-  const proxy: McpProxyOptions = proxyOpts // the same config, context and pins for every session
+  // The same config, context and pin store for every session: a server cannot swap a tool
+  // between one session and the next (without `pins`, one in-memory store of the listener's).
+  const proxy: McpProxyOptions = { ...proxyOpts, pins: proxyOpts.pins ?? new ToolPins() }
   let closing = false
 
   const newSession = () =>
