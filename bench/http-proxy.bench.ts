@@ -17,7 +17,9 @@
  * The upstream is bench/chat-upstream-server.mjs, its own process: a node:http server answering
  * at once with fixed responses built here (the streaming ones cut by chatChunks from
  * __test__/helpers/upstream.ts, as the API cuts them). The proxy is `node dist/cli/main.js proxy
- * --upstream <upstream> --port 0`, ready when it prints `toolgate proxy: listening on …`.
+ * --upstream <upstream> --port 0`, ready when it prints `toolgate proxy: listening on …`. A
+ * reference line, `ref: relay`, puts bench/http-relay-server.mjs in the proxy's place: a node:http
+ * hop that parses the request and pipes the answer, gating nothing — what any Node proxy costs.
  * Order of work: every answer through the proxy is asserted equal to the direct one (the repaired
  * variant: the same calls with `"limit": "10"` arriving as 10), then interleaved per-request
  * timing (p50/p99, the added p50, per-round differences as a noise gauge), tinybench on the same
@@ -204,9 +206,16 @@ async function readStream(client: OpenAI): Promise<{ firstText: number; end: num
   return { firstText, end: now() - t0, text, calls, finish }
 }
 
-type Variant = 'text, direct' | 'text, proxied' | '3 calls, direct' | '3 calls, proxied' | '3 calls (1 repaired), proxied'
-const VARIANTS: Variant[] = ['text, direct', 'text, proxied', '3 calls, direct', '3 calls, proxied', '3 calls (1 repaired), proxied']
-const PAIRS: [Variant, Variant][] = [['text, proxied', 'text, direct'], ['3 calls, proxied', '3 calls, direct'], ['3 calls (1 repaired), proxied', '3 calls, direct']]
+type Variant = 'text, direct' | 'text, proxied' | 'text, ref: relay' | '3 calls, direct' | '3 calls, proxied' | '3 calls (1 repaired), proxied' | '3 calls, ref: relay'
+const VARIANTS: Variant[] = ['text, direct', 'text, proxied', 'text, ref: relay', '3 calls, direct', '3 calls, proxied', '3 calls (1 repaired), proxied', '3 calls, ref: relay']
+/** (measured, baseline): what each line adds is its p50 minus the baseline's. */
+const PAIRS: [Variant, Variant][] = [
+  ['text, proxied', 'text, direct'], ['3 calls, proxied', '3 calls, direct'], ['3 calls (1 repaired), proxied', '3 calls, direct'],
+  ['text, ref: relay', 'text, direct'], ['3 calls, ref: relay', '3 calls, direct'],
+]
+type Side = 'direct' | 'proxied' | 'ref: relay'
+const SIDES: Side[] = ['direct', 'proxied', 'ref: relay']
+const sideOf = (v: Variant): Side => (v.endsWith('direct') ? 'direct' : v.endsWith('relay') ? 'ref: relay' : 'proxied')
 
 async function main(): Promise<void> {
   try {
@@ -218,18 +227,20 @@ async function main(): Promise<void> {
   const upstream = await start([join(here, 'chat-upstream-server.mjs'), responsesFile(dir)], 'stdout', /listening on (http:\/\/\S+)/)
   const upstreamUrl = upstream.match[1]
   let proxy: Awaited<ReturnType<typeof start>> | undefined
+  let relay: Awaited<ReturnType<typeof start>> | undefined
   try {
     proxy = await start([cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
     const proxyUrl = proxy.match[1]
+    relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
     say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
     say(`addon: ${addonNote()}; upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
     say(`client: openai ${OPENAI_VERSION} chat.completions.create, ${TOOLS.length} tools in the request; warm-up ${WARMUP} per variant; ${ROUNDS} interleaved rounds × ${CALLS} requests per variant; ${STREAM_ROUNDS} × ${STREAMS_PER_ROUND} streams per side (upstream holds the rest ${TAIL_MS} ms after the first text); tinybench ${TB_TIME} ms per task`)
     say('')
 
-    const direct = new OpenAI({ apiKey: 'sk-bench', baseURL: `${upstreamUrl}/v1`, maxRetries: 0 })
-    const proxied = new OpenAI({ apiKey: 'sk-bench', baseURL: `${proxyUrl}/v1`, maxRetries: 0 })
+    const client = (origin: string) => new OpenAI({ apiKey: 'sk-bench', baseURL: `${origin}/v1`, maxRetries: 0 })
+    const clients: Record<Side, OpenAI> = { direct: client(upstreamUrl), proxied: client(proxyUrl), 'ref: relay': client(relay.match[1]) }
     const request = (v: Variant): Promise<ChatCompletion> => {
-      const client = v.endsWith('direct') ? direct : proxied
+      const client = clients[sideOf(v)]
       const model = v.startsWith('text') ? 'bench-text' : v.includes('repaired') ? 'bench-repair' : 'bench-calls'
       return client.chat.completions.create({ model, messages: MESSAGES, tools: TOOLS })
     }
@@ -239,13 +250,14 @@ async function main(): Promise<void> {
     if (!deepEqual(got['text, direct'], textTurn)) throw new Error(`direct text answer differs from the recorded one: ${JSON.stringify(got['text, direct'])}`)
     if (!deepEqual(got['3 calls, direct'], ANSWERS['bench-calls'])) throw new Error(`direct calls answer differs from the recorded one: ${JSON.stringify(got['3 calls, direct'])}`)
     if (!deepEqual(got['text, proxied'], got['text, direct'])) throw new Error(`text turn: proxied ${JSON.stringify(got['text, proxied'])}\n  direct ${JSON.stringify(got['text, direct'])}`)
+    for (const v of ['text, ref: relay', '3 calls, ref: relay'] as const) if (!deepEqual(got[v], v.startsWith('text') ? textTurn : ANSWERS['bench-calls'])) throw new Error(`${v}: ${JSON.stringify(got[v])}`)
     if (!deepEqual(got['3 calls, proxied'], got['3 calls, direct'])) throw new Error(`3-call turn: proxied ${JSON.stringify(got['3 calls, proxied'])}\n  direct ${JSON.stringify(got['3 calls, direct'])}`)
     const repaired = got['3 calls (1 repaired), proxied']
     if (!deepEqual(callsOf(repaired), callsOf(got['3 calls, direct'])) || repaired.choices[0]?.finish_reason !== 'tool_calls') {
       throw new Error(`repaired turn: the calls through the proxy are ${JSON.stringify(callsOf(repaired))}, expected ${JSON.stringify(callsOf(got['3 calls, direct']))} (limit "10" repaired to 10)`)
     }
-    const sd = await readStream(direct)
-    const sp = await readStream(proxied)
+    const sd = await readStream(clients.direct)
+    const sp = await readStream(clients.proxied)
     const streamed = (s: typeof sd) => ({ text: s.text, finish: s.finish, calls: s.calls.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.args) as unknown })) })
     if (!deepEqual(streamed(sp), streamed(sd))) throw new Error(`stream: proxied ${JSON.stringify(streamed(sp))}\n  direct ${JSON.stringify(streamed(sd))}`)
     say('answers: the proxy returns the direct answers (text turn and 3-call turn deep-equal; the repaired turn\'s calls equal the direct ones with limit 10; the stream assembles to the same text, calls and finish reason)')
@@ -299,13 +311,14 @@ async function main(): Promise<void> {
     say('')
 
     // 4. Streaming: time to the first text delta, and to the end of the stream.
-    const ttf: Record<'direct' | 'proxied', number[]> = { direct: [], proxied: [] }
-    const end: Record<'direct' | 'proxied', number[]> = { direct: [], proxied: [] }
-    for (let i = 0; i < 5; i++) await Promise.all([readStream(direct), readStream(proxied)])
+    const ttf: Record<Side, number[]> = { direct: [], proxied: [], 'ref: relay': [] }
+    const end: Record<Side, number[]> = { direct: [], proxied: [], 'ref: relay': [] }
+    for (let i = 0; i < 5; i++) for (const side of SIDES) await readStream(clients[side])
     for (let r = 0; r < STREAM_ROUNDS; r++) {
-      for (const side of (r % 2 === 0 ? ['direct', 'proxied'] : ['proxied', 'direct']) as ('direct' | 'proxied')[]) {
+      for (let k = 0; k < SIDES.length; k++) {
+        const side = SIDES[(r + k) % SIDES.length]
         for (let i = 0; i < STREAMS_PER_ROUND; i++) {
-          const s = await readStream(side === 'direct' ? direct : proxied)
+          const s = await readStream(clients[side])
           ttf[side].push(s.firstText)
           end[side].push(s.end)
         }
@@ -315,16 +328,18 @@ async function main(): Promise<void> {
       const s = sortNum(xs)
       return { p50: pct(s, 50), p99: pct(s, 99) }
     }
-    const [td, tp, ed, ep] = [st(ttf.direct), st(ttf.proxied), st(end.direct), st(end.proxied)]
+    const [td, tp, tr, ed, ep, er] = [st(ttf.direct), st(ttf.proxied), st(ttf['ref: relay']), st(end.direct), st(end.proxied), st(end['ref: relay'])]
     say(`== Streaming (text, then 3 calls; ${STREAM_ROUNDS * STREAMS_PER_ROUND} streams per side; µs) ==`)
     say(`${pad('', 32)}${lpad('first text p50', 16)}${lpad('p99', 10)}${lpad('end p50', 10)}${lpad('p99', 10)}`)
     say(`${pad('stream, direct', 32)}${lpad(fmt(td.p50), 16)}${lpad(fmt(td.p99), 10)}${lpad(fmt(ed.p50), 10)}${lpad(fmt(ed.p99), 10)}`)
     say(`${pad('stream, proxied', 32)}${lpad(fmt(tp.p50), 16)}${lpad(fmt(tp.p99), 10)}${lpad(fmt(ep.p50), 10)}${lpad(fmt(ep.p99), 10)}`)
-    say(`time to first text byte: the proxy adds ${fmt(tp.p50 - td.p50)} µs at p50 (ratio ${fmt(tp.p50 / td.p50, 2)}); end of stream ${fmt(ep.p50 - ed.p50)} µs`)
+    say(`${pad('stream, ref: relay', 32)}${lpad(fmt(tr.p50), 16)}${lpad(fmt(tr.p99), 10)}${lpad(fmt(er.p50), 10)}${lpad(fmt(er.p99), 10)}`)
+    say(`time to first text byte: the proxy adds ${fmt(tp.p50 - td.p50)} µs at p50 (ratio ${fmt(tp.p50 / td.p50, 2)}), the bare relay ${fmt(tr.p50 - td.p50)} µs; end of stream: proxy +${fmt(ep.p50 - ed.p50)} µs, relay +${fmt(er.p50 - ed.p50)} µs`)
     say(tp.p50 < TAIL_MS * 1000
       ? `the first text came through before the upstream sent the rest (${TAIL_MS} ms later): text streams live`
       : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
   } finally {
+    relay?.child.kill()
     proxy?.child.kill()
     upstream.child.kill()
     rmSync(dir, { recursive: true, force: true })

@@ -17,6 +17,9 @@
  *   - direct:            spawns `node bench/mcp-echo-server.mjs`
  *   - proxied:           spawns `node dist/cli/main.js mcp-proxy -- node bench/mcp-echo-server.mjs`
  *   - proxied, repaired: the same proxy; the call carries `"n": "5"`, which the gate repairs to 5
+ *   - ref: relay, pipe / ref: relay, lines: bench/mcp-relay-server.mjs in place of the proxy, a
+ *     process that pipes the bytes (or parses and re-serializes each line) and gates nothing: what
+ *     any extra hop costs, so the proxy's own share can be told apart
  * Order of work: the answers are asserted equal (the repaired call's answer must be the direct
  * answer to `n: 5`, proving the repair reached the server), then interleaved per-call timing
  * (p50/p99, the added p50, the per-round differences as a noise gauge), tinybench on the same
@@ -49,8 +52,9 @@ const server = [process.execPath, join(here, 'mcp-echo-server.mjs')]
 const ARGS = { text: 'hello toolgate', n: 5, tag: 'a' }
 const REPAIR_ARGS = { text: 'hello toolgate', n: '5', tag: 'a' }
 
-type Variant = 'direct' | 'proxied' | 'proxied, repaired'
-const VARIANTS: Variant[] = ['direct', 'proxied', 'proxied, repaired']
+type Variant = 'direct' | 'proxied' | 'proxied, repaired' | 'ref: relay, pipe' | 'ref: relay, lines'
+const VARIANTS: Variant[] = ['direct', 'proxied', 'proxied, repaired', 'ref: relay, pipe', 'ref: relay, lines']
+const emptyRecord = <T>(make: () => T) => Object.fromEntries(VARIANTS.map((v) => [v, make()])) as Record<Variant, T>
 
 interface Link {
   client: Client
@@ -126,8 +130,11 @@ async function main(): Promise<void> {
 
   const direct = await connect(server.slice(1))
   const proxied = await connect([cli, 'mcp-proxy', '--', ...server])
-  const links: Record<Variant, Link> = { direct, proxied, 'proxied, repaired': proxied }
-  const argsOf: Record<Variant, Record<string, unknown>> = { direct: ARGS, proxied: ARGS, 'proxied, repaired': REPAIR_ARGS }
+  const relayPipe = await connect([join(here, 'mcp-relay-server.mjs'), 'pipe', '--', ...server])
+  const relayLines = await connect([join(here, 'mcp-relay-server.mjs'), 'lines', '--', ...server])
+  const links: Record<Variant, Link> = { direct, proxied, 'proxied, repaired': proxied, 'ref: relay, pipe': relayPipe, 'ref: relay, lines': relayLines }
+  const argsOf = emptyRecord(() => ARGS as Record<string, unknown>)
+  argsOf['proxied, repaired'] = REPAIR_ARGS
   const call = (v: Variant) => links[v].client.callTool({ name: 'echo', arguments: argsOf[v] })
 
   try {
@@ -139,15 +146,15 @@ async function main(): Promise<void> {
       if (texts[i] !== expected) throw new Error(`${v}: answer ${texts[i]}, expected ${expected}`)
     }
     if (!/repaired echo .*StringToInteger \/n/.test(proxied.stderr())) throw new Error(`the proxy did not report the repair; its stderr: ${proxied.stderr()}`)
-    say(`answers: all three variants answer ${expected} (the repaired call's "5" reached the server as 5)`)
+    say(`answers: all ${VARIANTS.length} variants answer ${expected} (the repaired call's "5" reached the server as 5)`)
     say('')
 
     for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await call(v)
 
     // 2. Interleaved per-call latency: every round times CALLS sequential calls of each variant,
     // the first variant rotating, each call between its own hrtime pair.
-    const samples: Record<Variant, number[]> = { direct: [], proxied: [], 'proxied, repaired': [] }
-    const roundP50: Record<Variant, number[]> = { direct: [], proxied: [], 'proxied, repaired': [] }
+    const samples = emptyRecord((): number[] => [])
+    const roundP50 = emptyRecord((): number[] => [])
     for (let r = 0; r < ROUNDS; r++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const v = VARIANTS[(r + k) % VARIANTS.length]
@@ -171,12 +178,13 @@ async function main(): Promise<void> {
     const added = (v: Variant) => lat[v].p50 - lat.direct.p50
     const diffs = (v: Variant) => sortNum(roundP50[v].map((x, i) => x - roundP50.direct[i]))
     say('')
-    for (const v of ['proxied', 'proxied, repaired'] as const) {
+    for (const v of VARIANTS.slice(1)) {
       const d = diffs(v)
       say(`${v}: adds ${fmt(added(v))} µs at p50 (ratio ${fmt(lat[v].p50 / lat.direct.p50, 2)}), ${fmt(lat[v].p99 - lat.direct.p99)} µs at p99; per-round p50 difference median ${fmt(pct(d, 50))} µs (quartiles ${fmt(pct(d, 25))}–${fmt(pct(d, 75))})`)
     }
     const met = added('proxied') < TARGET_ADDED_P50_US
     say(`target: the proxy adds under ${TARGET_ADDED_P50_US} µs p50 per tools/call — ${met ? 'met' : 'NOT met'} (${fmt(added('proxied'))} µs; repaired path ${fmt(added('proxied, repaired'))} µs)`)
+    say(`of which any extra Node process in the path costs ${fmt(added('ref: relay, pipe'))} µs (bytes piped) to ${fmt(added('ref: relay, lines'))} µs (each line parsed and re-serialized); toolgate's own work ≈ proxied − relay, lines = ${fmt(lat.proxied.p50 - lat['ref: relay, lines'].p50)} µs`)
     say('')
 
     // 3. tinybench, the same calls (tasks run one after another: load changes move the differences).
@@ -223,8 +231,7 @@ async function main(): Promise<void> {
     const best = (k: string) => Math.max(...rate[k])
     say(`proxied / direct: sequential ${fmt(best('proxied seq') / best('direct seq'), 2)}, ${IN_FLIGHT} in flight ${fmt(best(`proxied ${IN_FLIGHT}`) / best(`direct ${IN_FLIGHT}`), 2)}`)
   } finally {
-    await proxied.close()
-    await direct.close()
+    for (const l of [relayLines, relayPipe, proxied, direct]) await l.close()
   }
 
   mkdirSync(join(here, 'results'), { recursive: true })
