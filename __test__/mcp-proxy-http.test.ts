@@ -170,6 +170,36 @@ describe('mcp-proxy --listen: the upstream process per session', () => {
   }, T)
 })
 
+describe('mcp-proxy --listen: an upstream that is not there', () => {
+  it('a command that cannot be started, or a URL nobody answers: the initialize fails with the reason', async () => {
+    const { l: nocmd } = await listen({ upstream: { command: [join(dir, 'no-such-server')] } })
+    const closed = createServer()
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise((r) => closed.close(r)) // nothing listens there now
+    const { l: nourl } = await listen({ upstream: { url: `http://127.0.0.1:${port}/mcp` } })
+    try {
+      await expect(connect(nocmd.url)).rejects.toThrow(/the MCP server could not be started \(spawn .*ENOENT\)/)
+      await expect(connect(nourl.url)).rejects.toThrow(/the upstream MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp failed/)
+    } finally {
+      await Promise.all([nocmd.close(), nourl.close()])
+    }
+  }, T)
+
+  it('bad options are E_CONFIG naming what was wrong', async () => {
+    const base = { host: '127.0.0.1', port: 0, maxMessageBytes: 65536, allowedOrigins: [], upstream: { command: ['node'] } }
+    await expect(listenMcpHttp({ ...base, port: 70000 })).rejects.toMatchObject({ code: 'E_CONFIG', message: expect.stringMatching(/port must be a whole number 0–65535, got 70000/) })
+    await expect(listenMcpHttp({ ...base, upstream: { command: [] } })).rejects.toMatchObject({ code: 'E_CONFIG', message: expect.stringMatching(/upstream command is empty/) })
+    await expect(listenMcpHttp({ ...base, upstream: { url: 'ftp://x' } })).rejects.toMatchObject({ code: 'E_CONFIG', message: expect.stringMatching(/must be http: or https:/) })
+    const taken = await listenMcpHttp(base)
+    try {
+      await expect(listenMcpHttp({ ...base, port: Number(new URL(taken.url).port) })).rejects.toMatchObject({ code: 'E_CONFIG', message: expect.stringMatching(/cannot listen \(EADDRINUSE\)/) })
+    } finally {
+      await taken.close()
+    }
+  }, T)
+})
+
 describe('mcp-proxy --listen: tool pins are shared by all sessions', () => {
   it('a tool redefined between two sessions is refused in the second', async () => {
     const descFile = join(dir, `desc-${randomUUID()}.txt`)
@@ -203,6 +233,7 @@ async function sdkHttpServer(): Promise<{ url: string; server: Server; sessions:
       remembered = value
       return { content: [{ type: 'text', text: 'ok' }] }
     })
+    s.registerTool('big', { inputSchema: { bytes: z.number().int() } }, async ({ bytes }) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] }))
     s.registerTool('recall', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: remembered ?? '(nothing)' }] }))
     s.registerTool('chatty', { inputSchema: { steps: z.number().int() } }, async ({ steps }, extra) => {
       await s.server.sendLoggingMessage({ level: 'info', data: `chatty starts ${steps} steps` }, extra.sessionId)
@@ -289,6 +320,18 @@ describe('mcp-proxy --listen in front of an HTTP MCP server ({ url })', () => {
     } finally {
       await client.close()
       await gated.close()
+    }
+  }, T)
+
+  it('an upstream answer over maxMessageBytes fails that call, not the session', async () => {
+    const { l: small } = await listen({ upstream: { url: up.url }, maxMessageBytes: 4096 })
+    const { client } = await connect(small.url)
+    try {
+      await expect(client.callTool({ name: 'big', arguments: { bytes: 20_000 } })).rejects.toThrow(/sent a message over 4096 bytes/)
+      expect(text(await client.callTool({ name: 'big', arguments: { bytes: 10 } }))).toBe('x'.repeat(10))
+    } finally {
+      await client.close()
+      await small.close()
     }
   }, T)
 

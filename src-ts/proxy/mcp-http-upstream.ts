@@ -159,22 +159,35 @@ function boundedFetch(max: number, ev: UpstreamEvents): (url: string | URL, init
     if (res.body === null) return res
     const sse = (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream')
     const ids = typeof init?.body === 'string' ? safeIds(init.body) : []
-    let since = 0
+    // bytes of the current SSE event (or of the whole JSON body), and of the current line
+    let event = 0
+    let line = 0
     let lastByte = -1
     const bounded = res.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+          let over = false
           if (sse) {
-            const i = buf.lastIndexOf('\n\n')
-            if (i >= 0) since = buf.length - (i + 2)
-            else if (lastByte === 0x0a && buf[0] === 0x0a) since = buf.length - 1
-            else since += buf.length
+            // an event ends at an empty line (`\n` or `\r\n` alone)
+            let pos = 0
+            for (let nl = buf.indexOf(0x0a, pos); nl >= 0 && !over; nl = buf.indexOf(0x0a, pos)) {
+              const len = line + (nl - pos)
+              const cr = len === 1 && (nl > pos ? buf[nl - 1] : lastByte) === 0x0d
+              event += nl - pos + 1
+              over = event > limit
+              if (len === 0 || cr) event = 0
+              line = 0
+              pos = nl + 1
+            }
+            line += buf.length - pos
+            event += buf.length - pos
             if (buf.length > 0) lastByte = buf[buf.length - 1]
           } else {
-            since += buf.length
+            event += buf.length
           }
-          if (since > limit) {
+          over ||= event > limit
+          if (over) {
             const why = `the upstream MCP server sent a message over ${max} bytes (--max-message-bytes)`
             ev.log(why)
             if (ids.length > 0) ev.undelivered(ids, why)
