@@ -5,6 +5,7 @@
 // the repaired value), and the server exiting is driven with a tiny inline server.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -23,7 +24,7 @@ beforeAll(() => {
   if (!existsSync(join(root, 'dist', 'proxy', 'mcp.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-proxy-'))
   writeFileSync(join(dir, 'five.txt'), 'one\ntwo\nthree\nfour\nfive\n')
-  for (let i = 0; i < 20; i++) writeFileSync(join(dir, `f${i}.txt`), `file ${i}\nsecond line\n`)
+  for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${i}.txt`), `file ${i}\nsecond line\n`)
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -100,11 +101,11 @@ describe('toolgate mcp-proxy in front of server-filesystem', () => {
     }
   }, T)
 
-  it('20 concurrent calls each get their own answer', async () => {
+  it('50 concurrent calls each get their own answer', async () => {
     const { client } = await connect()
     try {
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'read_text_file', arguments: { path: join(dir, `f${i}.txt`), head: i % 2 === 0 ? '1' : 1 } })),
+        Array.from({ length: 50 }, (_, i) => client.callTool({ name: 'read_text_file', arguments: { path: join(dir, `f${i}.txt`), head: i % 2 === 0 ? '1' : 1 } })),
       )
       results.forEach((r, i) => {
         expect(r.isError).toBeFalsy()
@@ -171,8 +172,8 @@ rl.on('line', (line) => {
 `
 
 /** The proxy in a child process, driven line by line (to see raw answers and its exit code). */
-function rawProxy(flags: string[] = []) {
-  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', process.execPath, '-e', TINY], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+function rawProxy(flags: string[] = [], server: string[] = [process.execPath, '-e', TINY]) {
+  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', ...server], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: Record<string, unknown>[] = []
   const waiters: (() => void)[] = []
   let buf = ''
@@ -281,6 +282,55 @@ describe('toolgate mcp-proxy: ids, bad lines, the server exiting', () => {
       await expect(client.callTool({ name: 'die', arguments: {} })).rejects.toThrow(/exited with code 3|Connection closed/)
     } finally {
       await client.close()
+    }
+  }, T)
+})
+
+// An SDK-built server: `hold` answers only once `release` is called; `ask` first sends the
+// client a ping (the SDK numbers its own requests from 0) and answers after the client's reply.
+const req = createRequire(join(root, 'package.json'))
+const SDK_SERVER = `
+const { McpServer } = require(${JSON.stringify(req.resolve('@modelcontextprotocol/sdk/server/mcp.js'))})
+const { StdioServerTransport } = require(${JSON.stringify(req.resolve('@modelcontextprotocol/sdk/server/stdio.js'))})
+const { EmptyResultSchema } = require(${JSON.stringify(req.resolve('@modelcontextprotocol/sdk/types.js'))})
+const z = require(${JSON.stringify(req.resolve('zod'))})
+const server = new McpServer({ name: 'ids', version: '1.0.0' })
+const out = (text) => ({ content: [{ type: 'text', text }] })
+let release
+const held = new Promise((r) => (release = r))
+server.registerTool('hold', { inputSchema: { tag: z.string() } }, async ({ tag }) => { await held; return out('held ' + tag) })
+server.registerTool('release', { inputSchema: {} }, async () => { release(); return out('released') })
+server.registerTool('ask', { inputSchema: { n: z.number().int() } }, async ({ n }, extra) => {
+  await extra.sendRequest({ method: 'ping' }, EmptyResultSchema)
+  return out('pong n=' + JSON.stringify(n))
+})
+server.connect(new StdioServerTransport())
+`
+
+describe('toolgate mcp-proxy: colliding ids and out-of-order answers (SDK-built server)', () => {
+  it('a client request and a server request with the same id in flight, answered out of order', async () => {
+    const p = rawProxy([], [process.execPath, '-e', SDK_SERVER])
+    try {
+      p.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+      await p.next((m) => m.id === 'init')
+      p.send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      // 1 is held by the server until `release`; 0 makes the server ask the client (its id 0 too)
+      p.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hold', arguments: { tag: 'one' } } })
+      p.send({ jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'ask', arguments: { n: '7' } } })
+      const ping = await p.next((m) => m.method === 'ping')
+      expect(ping).toEqual({ jsonrpc: '2.0', id: 0, method: 'ping' }) // the server's own id 0, untouched
+      p.send({ jsonrpc: '2.0', id: 0, result: {} }) // the client's answer to the server's 0
+      const zero = await p.next((m) => m.id === 0 && 'result' in m)
+      expect(zero.result).toEqual({ content: [{ type: 'text', text: 'pong n=7' }] }) // repaired "7" → 7
+      expect(p.lines.some((m) => m.id === 1)).toBe(false) // 1 is still waiting
+      p.send({ jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'release', arguments: {} } })
+      const one = await p.next((m) => m.id === 1)
+      expect(one.result).toEqual({ content: [{ type: 'text', text: 'held one' }] })
+      expect((await p.next((m) => m.id === 'r')).result).toEqual({ content: [{ type: 'text', text: 'released' }] })
+      expect(p.lines.filter((m) => typeof m.id === 'string' && String(m.id).startsWith('toolgate-'))).toEqual([])
+    } finally {
+      p.child.stdin.end()
+      await p.exited
     }
   }, T)
 })
