@@ -408,7 +408,11 @@ describe('mcp-proxy --listen: the listener’s own checks', () => {
     expect(unknown.status).toBe(404)
   }, T)
 
-  it('sessions beyond maxSessions → 503; ending one frees a place', async () => {
+  it('sessions beyond maxSessions → 503; ending one frees a place; a refused initialize holds none', async () => {
+    for (let i = 0; i < 3; i++) {
+      const noAccept = await raw(l.url, { body: INIT, headers: { ...auth, accept: 'application/json' } })
+      expect(noAccept.status).toBe(406) // the SDK transport's own check
+    }
     const a = await connect(l.url, auth)
     const b = await connect(l.url, auth)
     const third = await raw(l.url, { body: INIT, headers: auth })

@@ -140,8 +140,10 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
       else res.destroy()
     })
   })
+  // Receiving a request (headers and body, bounded by maxMessageBytes) must not take long;
+  // answers (SSE streams) may (requestTimeout does not cover them).
   server.headersTimeout = 30_000
-  server.requestTimeout = 0 // SSE streams are long-lived
+  server.requestTimeout = 60_000
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new ToolGateError('E_CONFIG', `mcp-proxy --listen ${opts.host}:${opts.port}: cannot listen (${err.code ?? err.message})`, { cause: err })))
