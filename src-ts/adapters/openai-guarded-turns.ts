@@ -137,8 +137,12 @@ export function guardedCreate(
   }
 }
 
-/** The body with `tools` filtered for the caller (a copy; the caller's body is not touched). */
-function filterBody(body: unknown, gate: ToolGate, dialect: ClientDialect, context: CallContext): unknown {
+/**
+ * The body with `tools` filtered for the caller (a copy; the caller's body is not touched). For
+ * Chat Completions a list left empty is dropped with `tool_choice` and `parallel_tool_calls`.
+ * Bodies without a `tools` array come back as they are. Throws as `gate.filterTools` does.
+ */
+export function filterBody(body: unknown, gate: ToolGate, dialect: ClientDialect, context: CallContext): unknown {
   if (!isObj(body) || !Array.isArray(body.tools)) return body
   const tools = gate.filterTools(body.tools, { ...context, dialect }) as unknown[]
   const out: Obj = { ...body, tools }

@@ -6,6 +6,7 @@ import * as check from './check'
 import { runDemo } from './demo'
 import * as keygen from './keygen'
 import * as mcpProxy from './mcp-proxy'
+import * as proxy from './proxy'
 import * as replay from './replay'
 
 /** A subcommand: its one-line usage for the help text, and its runner (the exit code). */
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   check: check.command,
   bench: bench.command,
   'mcp-proxy': mcpProxy.command,
+  proxy: proxy.command,
   audit: audit.command,
   replay: replay.command,
   keygen: keygen.command,

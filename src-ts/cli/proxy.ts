@@ -1,0 +1,207 @@
+// `toolgate proxy`: an OpenAI / Anthropic compatible HTTP proxy in front of a model API, gating
+// the tools a request offers and the tool calls the model answers with (src-ts/proxy/http.ts).
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { dirname, extname, resolve } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+
+import { prepareConfig } from '../config-host'
+import { ToolGateError } from '../errors'
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
+import type { CallContext, ToolGateConfig } from '../types'
+import { parseFlags, UsageError } from './args'
+
+const USAGE = 'toolgate proxy --upstream URL --port N [flags]   an OpenAI/Anthropic-compatible HTTP proxy'
+
+const HELP = `toolgate proxy — an OpenAI / Anthropic compatible HTTP proxy that gates tool calls
+
+Usage:
+  toolgate proxy --upstream URL --port N [--host 127.0.0.1] [--config FILE]
+                 [--subject NAME] [--role ROLE]… [--session ID]
+                 [--timeout-ms N] [--max-body-bytes N]
+
+Point your SDK's base URL at the proxy. POST /v1/chat/completions, /v1/responses and
+/v1/messages are guarded: the request's tools are filtered for the caller, and the model's
+tool calls are checked — repaired arguments are written back, refused calls are removed (the
+refusal is told in a text part and the x-toolgate-refused header; a turn whose calls were all
+refused ends as plain text). Streamed answers are guarded event by event. Every other
+request passes through unchanged. Each request goes to the upstream URL + the request path
+(a trailing /v1 on --upstream is dropped: clients send /v1/… themselves).
+
+The gate knows the config's tools and learns the tools each request declares (the host
+writes them, not the model); with a config policy, deny by default holds for both.
+
+Who is calling: --subject/--role/--session (or the config's proxy.subject/roles/session) fix
+one caller for every request; without them each request names its caller in the headers
+x-toolgate-subject, x-toolgate-roles (comma-separated) and x-toolgate-session (names set by
+proxy.identityHeaders). These headers are stripped before forwarding and trusted as sent:
+run the proxy behind your own authentication. Authorization / x-api-key pass through
+untouched and are never logged.
+
+Flags:
+  --upstream URL         the model API (or config proxy.upstream), e.g. https://api.openai.com
+  --port N               port to listen on; 0 picks a free one (the ready line shows it)
+  --host ADDR            address to bind (default 127.0.0.1)
+  --config FILE          toolgate config (.json, .yaml): tools, policy, receipts, audit, proxy
+  --subject NAME         a fixed caller subject
+  --role ROLE            a fixed caller role (repeatable)
+  --session ID           a fixed session for loop and taint state
+  --timeout-ms N         upstream time limit, answered 504 (default ${DEFAULT_TIMEOUT_MS})
+  --max-body-bytes N     largest request body on a guarded path, answered 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  -h, --help             this text
+
+Once listening it prints to stderr:
+  toolgate proxy: listening on http://127.0.0.1:PORT → UPSTREAM
+SIGINT / SIGTERM stop it cleanly (audit records flushed).
+
+Examples:
+  toolgate proxy --upstream https://api.openai.com --port 8787 --config toolgate.config.yaml
+  toolgate proxy --upstream https://api.anthropic.com --port 8788 --subject alice --role analyst
+
+  // openai: the proxy in place of https://api.openai.com/v1
+  const client = new OpenAI({ baseURL: 'http://127.0.0.1:8787/v1' })
+  // @anthropic-ai/sdk: the proxy in place of https://api.anthropic.com
+  const client = new Anthropic({ baseURL: 'http://127.0.0.1:8788',
+    defaultHeaders: { 'x-toolgate-subject': 'alice', 'x-toolgate-roles': 'analyst' } })
+`
+
+const SPEC = {
+  values: {
+    upstream: 'the model API base URL (http:// or https://)',
+    port: 'a port number (0 picks a free one)',
+    host: 'an address to bind, e.g. 127.0.0.1',
+    config: 'a toolgate config file (.json, .yaml)',
+    subject: 'the caller subject',
+    session: 'a session id',
+    'timeout-ms': 'a whole number of milliseconds, at least 1',
+    'max-body-bytes': 'a whole number of bytes, at least 1024',
+  },
+  switches: ['help'],
+  aliases: { h: 'help' },
+}
+
+/**
+ * Loads a config file for the proxies: YAML or JSON (duplicate keys refused), paths made absolute
+ * against the file's folder, the receipt key read from its variable or file — and, when
+ * `receipts` names no key, one generated now, so every gate of the proxy signs with the same key.
+ * Errors are `E_CONFIG` naming the file.
+ */
+export function loadProxyConfig(path: string): ToolGateConfig {
+  let raw: string
+  try {
+    raw = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new ToolGateError('E_CONFIG', `config file ${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+  }
+  let parsed: unknown
+  const yaml = (): unknown => parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true })
+  try {
+    if (extname(path).toLowerCase() === '.json') {
+      parsed = JSON.parse(raw)
+      // JSON.parse keeps the last of two equal keys; the gate refuses them (the YAML reader finds them)
+      try {
+        yaml()
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'DUPLICATE_KEY') throw err
+      }
+    } else parsed = yaml()
+  } catch (err) {
+    throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ToolGateError('E_CONFIG', `config file ${path}: expected an object`)
+  let config: ToolGateConfig
+  try {
+    config = JSON.parse(prepareConfig(parsed as Record<string, unknown>, dirname(resolve(path))).text) as ToolGateConfig
+  } catch (err) {
+    throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`)
+  }
+  const r = config.receipts
+  if (r !== undefined && r !== null && typeof r === 'object' && r.privateKey === undefined && r.privateKeyEnv === undefined && r.privateKeyFile === undefined) {
+    config.receipts = { ...r, privateKey: randomBytes(32).toString('base64url') }
+  }
+  return config
+}
+
+const whole = (flag: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+  const n = /^\d+$/.test(v) ? Number(v) : NaN
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`--${flag} needs ${SPEC.values[flag as keyof typeof SPEC.values]}${max < Number.MAX_SAFE_INTEGER ? ` (at most ${max})` : ''}, got \`${v}\``)
+  return n
+}
+
+/** `toolgate proxy`. */
+export const command = {
+  usage: USAGE,
+  async run(argv: string[]): Promise<number> {
+    const out = (line: string) => process.stderr.write(`toolgate proxy: ${line}\n`)
+    // --role repeats; the shared parser takes each other flag once
+    const roles: string[] = []
+    const rest: string[] = []
+    try {
+      for (let i = 0; i < argv.length; i++) {
+        const a = argv[i]
+        if (a === '--role' || a.startsWith('--role=')) {
+          const v = a === '--role' ? argv[++i] : a.slice('--role='.length)
+          if (v === undefined || v === '' || (a === '--role' && v.startsWith('-'))) throw new UsageError('--role needs a value: a role of the caller')
+          roles.push(v)
+        } else rest.push(a)
+      }
+      const { values, switches } = parseFlags(rest, SPEC)
+      if (switches.has('help')) {
+        process.stdout.write(HELP)
+        return 0
+      }
+      let config: ToolGateConfig | undefined
+      if (values.config !== undefined) {
+        try {
+          config = loadProxyConfig(values.config)
+        } catch (err) {
+          out((err as Error).message)
+          return 2
+        }
+      }
+      const p = config?.proxy ?? {}
+      const upstream = values.upstream ?? p.upstream
+      if (upstream === undefined) throw new UsageError('--upstream needs a value: the model API base URL (or set proxy.upstream in the config)')
+      if (values.port === undefined) throw new UsageError('--port needs a value: a port number (0 picks a free one)')
+      const port = whole('port', values.port, 0, 65535)
+      const timeoutMs = values['timeout-ms'] !== undefined ? whole('timeout-ms', values['timeout-ms'], 1) : p.timeoutMs ?? DEFAULT_TIMEOUT_MS
+      const maxBodyBytes = values['max-body-bytes'] !== undefined ? whole('max-body-bytes', values['max-body-bytes'], 1024) : p.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+      const fixed: Pick<CallContext, 'subject' | 'roles' | 'session'> = {}
+      const subject = values.subject ?? p.subject
+      const fixedRoles = roles.length > 0 ? roles : p.roles
+      const session = values.session ?? p.session
+      if (subject !== undefined) fixed.subject = subject
+      if (fixedRoles !== undefined) fixed.roles = fixedRoles
+      if (session !== undefined) fixed.session = session
+      let proxy
+      try {
+        proxy = await startHttpProxy({
+          upstream, port, host: values.host ?? '127.0.0.1', config, fixed, identityHeaders: p.identityHeaders, timeoutMs, maxBodyBytes, log: out,
+        })
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code
+        out(code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? `cannot listen on ${values.host ?? '127.0.0.1'}:${port} (${code})` : (err as Error).message)
+        return 2
+      }
+      if (proxy.publicKey !== undefined) out(`receipts signed with the public key ${proxy.publicKey}`)
+      out(`listening on ${proxy.url} → ${proxy.upstream}`)
+      return await new Promise<number>((done) => {
+        const stop = (sig: string) => () => {
+          out(`${sig}: closing`)
+          void proxy.close().then(() => done(0), (err: unknown) => {
+            out(`closing failed: ${(err as Error).message}`)
+            done(1)
+          })
+        }
+        process.once('SIGINT', stop('SIGINT'))
+        process.once('SIGTERM', stop('SIGTERM'))
+      })
+    } catch (err) {
+      if (err instanceof UsageError) {
+        out(err.message)
+        return 2
+      }
+      throw err
+    }
+  },
+}

@@ -1,0 +1,407 @@
+// The HTTP proxy for model APIs (`toolgate proxy`): an OpenAI / Anthropic compatible endpoint in
+// front of the real one. `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` are
+// guarded: the request's `tools` go through `gate.filterTools` for the caller, and the answer's
+// tool calls through `gate.guard` (whole answers) or `gate.stream` (server-sent events, in
+// http-sse.ts) — repaired arguments written back, refused calls removed and told as a text part
+// and the `x-toolgate-refused` header. Every other request passes through unchanged, streamed both
+// ways. Every decision is the gate's; this file routes, bounds and answers failures.
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
+
+import { filterBody } from '../adapters/openai-guarded-turns'
+import { ToolGateError } from '../errors'
+import type { ToolGate } from '../gate'
+import type { CallContext, ToolGateConfig, TurnCall } from '../types'
+import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
+import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
+import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
+import { MAX_HEADER_CHARS, receiptsHeader, removeRefused } from './http-rewrite'
+import { guardSse } from './http-sse'
+import {
+  clientHeaders, dialectForErrors, fetchFailure, parseUpstream, proxyError, readBounded, readUpstreamBounded, routeOf, upstreamHeaders,
+  type ApiDialect, type ProxyError, type Route, type UpstreamBase,
+} from './http-upstream'
+
+/** Default upstream time limit: 10 minutes (long generations included). */
+export const DEFAULT_TIMEOUT_MS = 600_000
+/** Default largest request body: 10 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
+/** The response header listing the receipts of the allowed calls (receipts configured). */
+export const RECEIPTS_HEADER = 'x-toolgate-receipts'
+/** How long `close()` waits for requests in flight before cutting them. */
+const CLOSE_GRACE_MS = 5_000
+
+/** Options of {@link startHttpProxy}. */
+export interface HttpProxyOptions {
+  /** The model API base URL (`https://api.openai.com`, `https://api.anthropic.com`, `http://host/openai` …). */
+  upstream: string
+  /** Port to listen on; 0 picks a free one. */
+  port: number
+  /** Address to bind (default `127.0.0.1`). */
+  host?: string
+  /** The gate config (paths absolute, receipt key inline — see `loadProxyConfig`); default: no tools, no policy. */
+  config?: ToolGateConfig
+  /** A fixed caller: when it has any of subject, roles or session, identity headers are ignored. */
+  fixed?: Pick<CallContext, 'subject' | 'roles' | 'session'>
+  /** Identity header names (lower case). */
+  identityHeaders?: Partial<IdentityHeaderNames>
+  /** Upstream time limit in ms, answered 504 (default {@link DEFAULT_TIMEOUT_MS}). */
+  timeoutMs?: number
+  /** Largest request body on a guarded path, answered 413 (default {@link DEFAULT_MAX_BODY_BYTES}). */
+  maxBodyBytes?: number
+  /** Gates kept, one per distinct set of request-declared tools (default 64). */
+  gateCache?: number
+  /** One line per guarded turn and per problem (no arguments, no headers). Default: nothing. */
+  log?: (line: string) => void
+}
+
+/** A running proxy. */
+export interface HttpProxy {
+  /** `http://host:port` (the port the OS picked for `port: 0`). */
+  url: string
+  port: number
+  /** The upstream, without user name or password. */
+  upstream: string
+  /** The receipts' verifying key (base64url) when the config has `receipts`: one key for every gate of the proxy. */
+  publicKey: string | undefined
+  /** Stops listening, lets requests in flight finish (5 s at most), and flushes every gate's audit records. */
+  close(): Promise<void>
+}
+
+type Obj = Record<string, unknown>
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n)}…` : s)
+
+/** Starts the proxy; resolves once it listens. Throws `E_CONFIG` for a bad config or upstream URL. */
+export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy> {
+  const base = parseUpstream(opts.upstream)
+  if (typeof base === 'string') throw new ToolGateError('E_CONFIG', `upstream: ${base}`)
+  const log = opts.log ?? (() => undefined)
+  const gates = new GateCache({ config: opts.config ?? { tools: [] }, max: opts.gateCache ?? DEFAULT_GATE_CACHE, log })
+  const identity: IdentitySettings = { fixed: opts.fixed ?? {}, headers: { ...DEFAULT_IDENTITY_HEADERS, ...opts.identityHeaders } }
+  const settings: Settings = {
+    base,
+    gates,
+    identity,
+    strip: identityHeaderSet(identity),
+    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxUpstreamBytes: opts.config?.limits?.maxPayloadBytes ?? 8 * 1024 * 1024,
+    log,
+    warnedFixed: false,
+  }
+  const server = createServer((req, res) => {
+    handle(req, res, settings).catch((err: unknown) => {
+      log(`internal error: ${err instanceof Error ? err.message : String(err)}`)
+      if (!res.headersSent) send(res, proxyError(dialectForErrors(req.url ?? '/'), 'bad_upstream_response', 'internal error'))
+      else res.destroy()
+    })
+  })
+  await listen(server, opts.port, opts.host ?? '127.0.0.1')
+  const addr = server.address() as AddressInfo
+  const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${hostPart}:${addr.port}`,
+    port: addr.port,
+    upstream: base.display,
+    publicKey: gates.base.publicKey,
+    close: () => (closing ??= closeServer(server, gates)),
+  }
+}
+
+interface Settings {
+  base: UpstreamBase
+  gates: GateCache
+  identity: IdentitySettings
+  strip: ReadonlySet<string>
+  timeoutMs: number
+  maxBodyBytes: number
+  maxUpstreamBytes: number
+  log: (line: string) => void
+  warnedFixed: boolean
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+}
+
+async function closeServer(server: Server, gates: GateCache): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  let timer: NodeJS.Timeout | undefined
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      server.closeAllConnections()
+      resolve()
+    }, CLOSE_GRACE_MS)
+  })
+  await Promise.race([closed, grace])
+  clearTimeout(timer)
+  await gates.flush()
+}
+
+function send(res: ServerResponse, e: ProxyError, extra: OutgoingHttpHeaders = {}): void {
+  if (res.headersSent || res.destroyed) return
+  res.writeHead(e.status, { ...extra, 'content-type': 'application/json', 'content-length': Buffer.byteLength(e.body) })
+  res.end(e.body)
+}
+
+/** One exchange with the upstream: the abort controller (client gone or timed out) and the timer. */
+class Exchange {
+  readonly ac = new AbortController()
+  timedOut = false
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(res: ServerResponse) {
+    res.on('close', () => {
+      this.stop()
+      if (!res.writableFinished) this.ac.abort(new Error('the client went away'))
+    })
+  }
+
+  start(ms: number): void {
+    this.#timer = setTimeout(() => {
+      this.timedOut = true
+      this.ac.abort(new Error(`no answer within ${ms} ms`))
+    }, ms)
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer)
+  }
+
+  /** The answer for a failed upstream read: 504 when timed out, nothing when the client left, else 502. */
+  failure(dialect: ApiDialect, err: unknown, s: Settings, what: string): ProxyError | undefined {
+    if (this.timedOut) return proxyError(dialect, 'upstream_timeout', `the upstream did not answer within ${s.timeoutMs} ms`)
+    if (this.ac.signal.aborted) return undefined
+    return proxyError(dialect, what === 'connect' ? 'upstream_unreachable' : 'bad_upstream_response', `${what === 'connect' ? 'cannot reach' : 'lost'} the upstream ${s.base.display} (${fetchFailure(err)})`)
+  }
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, s: Settings): Promise<void> {
+  const route = routeOf(req.method, req.url, s.base)
+  const ex = new Exchange(res)
+  try {
+    if (route.dialect !== undefined) await guarded(req, res, route, route.dialect, ex, s)
+    else await passThrough(req, res, route, ex, s)
+  } finally {
+    ex.stop()
+  }
+}
+
+/** Sends `upstream`'s body to the client as it arrives (backpressure kept; aborted with the exchange). */
+async function pipeBody(up: Response, res: ServerResponse): Promise<void> {
+  if (up.body === null) {
+    res.end()
+    return
+  }
+  for await (const chunk of up.body as unknown as AsyncIterable<Uint8Array>) {
+    if (res.destroyed) return
+    if (!res.write(chunk)) await drained(res)
+  }
+  res.end()
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}
+
+async function fetchUpstream(url: string, init: RequestInit & { duplex?: 'half' }, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<Response | ProxyError | undefined> {
+  try {
+    return await fetch(url, { ...init, signal: ex.ac.signal, redirect: 'manual' })
+  } catch (err) {
+    return ex.failure(dialect, err, s, 'connect')
+  }
+}
+
+/** Any other request: forwarded as it is (identity headers stripped), answered as the upstream answers. */
+async function passThrough(req: IncomingMessage, res: ServerResponse, route: Route, ex: Exchange, s: Settings): Promise<void> {
+  const dialect = dialectForErrors(route.apiPath)
+  const method = req.method ?? 'GET'
+  const hasBody = method !== 'GET' && method !== 'HEAD'
+  ex.start(s.timeoutMs)
+  const up = await fetchUpstream(route.url, {
+    method,
+    headers: upstreamHeaders(req.headers, s.strip),
+    body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
+    duplex: 'half',
+  }, ex, dialect, s)
+  if (!(up instanceof Response)) {
+    if (up !== undefined) send(res, up)
+    return
+  }
+  res.writeHead(up.status, clientHeaders(up.headers))
+  try {
+    await pipeBody(up, res)
+  } catch (err) {
+    s.log(`${method} ${clip(route.apiPath)}: the upstream body broke off (${ex.timedOut ? 'timed out' : fetchFailure(err)})`)
+    res.destroy()
+  }
+}
+
+/** A guarded request: tools filtered, the answer guarded. */
+async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {
+  const raw = await readBounded(req, s.maxBodyBytes)
+  if (raw === 'too_large') {
+    send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })
+    return
+  }
+  let body: unknown
+  try {
+    body = JSON.parse(raw.toString('utf8'))
+  } catch (err) {
+    send(res, proxyError(dialect, 'bad_request', `the request body of POST ${route.apiPath} is not JSON (${(err as Error).message})`))
+    return
+  }
+  if (!isObj(body)) {
+    send(res, proxyError(dialect, 'bad_request', `the request body of POST ${route.apiPath} must be a JSON object`))
+    return
+  }
+  const who = identityOf(req, s.identity)
+  if (typeof who === 'string') {
+    send(res, proxyError(dialect, 'bad_request', who))
+    return
+  }
+  if (!s.warnedFixed && isFixed(s.identity) && hasIdentityHeaders(req, s.identity)) {
+    s.warnedFixed = true
+    s.log('identity headers ignored: this proxy has a fixed caller (--subject/--role/--session or config proxy)')
+  }
+  const context = who.context
+  let gate: ToolGate
+  let sent: unknown
+  try {
+    gate = s.gates.gateFor(dialect, body.tools)
+    sent = filterBody(body, gate, dialect, context)
+  } catch (err) {
+    send(res, proxyError(dialect, 'bad_request', `request \`tools\`: ${(err as Error).message}`))
+    return
+  }
+  ex.start(s.timeoutMs)
+  const headers = upstreamHeaders(req.headers, s.strip)
+  headers['content-type'] = 'application/json'
+  const up = await fetchUpstream(route.url, { method: 'POST', headers, body: JSON.stringify(sent) }, ex, dialect, s)
+  if (!(up instanceof Response)) {
+    if (up !== undefined) send(res, up)
+    return
+  }
+  if (!up.ok) {
+    // an upstream error (or a redirect): passed on as it is; it holds no tool call to guard
+    res.writeHead(up.status, clientHeaders(up.headers))
+    try {
+      await pipeBody(up, res)
+    } catch {
+      res.destroy()
+    }
+    return
+  }
+  if (/^\s*text\/event-stream/i.test(up.headers.get('content-type') ?? '')) {
+    await streamed(res, up, gate, dialect, context, ex, s)
+    return
+  }
+  let text: Buffer | 'too_large'
+  try {
+    text = await readUpstreamBounded(up.body, s.maxUpstreamBytes)
+  } catch (err) {
+    const e = ex.failure(dialect, err, s, 'read')
+    if (e !== undefined) send(res, e)
+    return
+  }
+  if (text === 'too_large') {
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream's answer is larger than ${s.maxUpstreamBytes} bytes (limits.maxPayloadBytes); not forwarded unguarded`))
+    return
+  }
+  const json = text.toString('utf8')
+  if (!json.trimStart().startsWith('{')) {
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered ${up.status} with a body that is not a JSON object (content-type ${clip(up.headers.get('content-type') ?? 'none')}); not forwarded unguarded`))
+    return
+  }
+  let answer: ReturnType<typeof removeRefused>
+  try {
+    const report = gate.guard(json, { ...context, dialect })
+    answer = removeRefused(dialect, report.payload, report.calls)
+    s.log(turnLine(dialect, report.calls, context))
+  } catch (err) {
+    s.log(`${dialect}: the upstream's answer cannot be guarded (${(err as Error).message})`)
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream's answer cannot be guarded (${(err as Error).message}); not forwarded unguarded`))
+    return
+  }
+  const out = JSON.stringify(answer.body)
+  const h = clientHeaders(up.headers)
+  const refused = boundedRefused(answer.refused)
+  if (refused !== undefined) h[REFUSED_HEADER] = refused
+  const receipts = receiptsHeader(answer.receipts)
+  if (receipts !== undefined) h[RECEIPTS_HEADER] = receipts
+  h['content-length'] = Buffer.byteLength(out)
+  res.writeHead(up.status, h)
+  res.end(out)
+}
+
+/** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
+async function streamed(res: ServerResponse, up: Response, gate: ToolGate, dialect: ApiDialect, context: CallContext, ex: Exchange, s: Settings): Promise<void> {
+  const h = clientHeaders(up.headers)
+  h.trailer = gate.publicKey !== undefined ? `${REFUSED_HEADER}, ${RECEIPTS_HEADER}` : REFUSED_HEADER
+  res.writeHead(up.status, h)
+  const result = await guardSse({
+    gate,
+    dialect,
+    context,
+    upstream: (up.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>,
+    write: async (chunk) => {
+      if (res.destroyed) throw new Error('the client went away')
+      if (!res.write(chunk)) await drained(res)
+      if (res.destroyed) throw new Error('the client went away')
+    },
+    log: s.log,
+  })
+  const why = result.error === undefined ? '' : ` (stopped: ${ex.timedOut ? `no answer within ${s.timeoutMs} ms` : result.error})`
+  s.log(`${dialect} stream${subjectPart(context)}: ${result.refused.length} refused${result.refused.map((r) => ` ${clip(r.tool, 64)}#${clip(r.callId, 40)} ${r.outcome} (${r.reason ?? r.outcome})`).join(',')}${why}`)
+  if (res.destroyed) return
+  const trailers: Record<string, string> = {}
+  const refused = boundedRefused(result.refused)
+  if (refused !== undefined) trailers[REFUSED_HEADER] = refused
+  const receipts = receiptsHeader(result.receipts)
+  if (receipts !== undefined) trailers[RECEIPTS_HEADER] = receipts
+  if (Object.keys(trailers).length > 0) res.addTrailers(trailers)
+  res.end()
+}
+
+function emptyBody(): AsyncIterable<Uint8Array> {
+  return (async function* () {})()
+}
+
+/** The refused header, whole calls only, within {@link MAX_HEADER_CHARS}. */
+function boundedRefused(refused: readonly RefusedCall[]): string | undefined {
+  let n = refused.length
+  while (n > 0) {
+    const h = refusedHeader(refused.slice(0, n))
+    if (h.length <= MAX_HEADER_CHARS) return h
+    n--
+  }
+  return undefined
+}
+
+function subjectPart(context: CallContext): string {
+  return context.subject === undefined ? '' : ` for ${clip(context.subject, 64)}`
+}
+
+/** The log line of one guarded turn: dialect, caller, each call's tool, id and outcome — never arguments. */
+function turnLine(dialect: ApiDialect, calls: readonly TurnCall[], context: CallContext): string {
+  const each = calls.map((c) => `${clip(c.tool, 64)}#${clip(c.callId, 40)} ${c.outcome}${c.reason === undefined ? '' : ` (${c.reason})`}`)
+  return `${dialect}${subjectPart(context)}: ${calls.length} call${calls.length === 1 ? '' : 's'}${each.length > 0 ? `: ${each.join(', ')}` : ''}`
+}
