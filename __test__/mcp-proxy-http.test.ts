@@ -233,6 +233,11 @@ async function sdkHttpServer(): Promise<{ url: string; server: Server; sessions:
       remembered = value
       return { content: [{ type: 'text', text: 'ok' }] }
     })
+    s.registerTool('ask', { inputSchema: {} }, async (_args, extra) => {
+      // a request of the server's own to the client, in the middle of a call
+      const r = await s.server.elicitInput({ message: 'May I?', requestedSchema: { type: 'object', properties: {} } }, { relatedRequestId: extra.requestId })
+      return { content: [{ type: 'text', text: `the user said ${r.action}` }] }
+    })
     s.registerTool('big', { inputSchema: { bytes: z.number().int() } }, async ({ bytes }) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] }))
     s.registerTool('recall', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: remembered ?? '(nothing)' }] }))
     s.registerTool('chatty', { inputSchema: { steps: z.number().int() } }, async ({ steps }, extra) => {
@@ -320,6 +325,22 @@ describe('mcp-proxy --listen in front of an HTTP MCP server ({ url })', () => {
     } finally {
       await client.close()
       await gated.close()
+    }
+  }, T)
+
+  it('a request of the server’s own reaches the client mid-call and its answer gets back; 20 concurrent calls each get theirs', async () => {
+    const asked: string[] = []
+    const { client } = await connect(l.url, {}, (message) => {
+      asked.push(message)
+      return 'accept'
+    })
+    try {
+      expect(text(await client.callTool({ name: 'ask', arguments: {} }))).toBe('the user said accept')
+      expect(asked).toEqual(['May I?'])
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'echo', arguments: { n: i % 2 === 0 ? String(i) : i } })))
+      expect(results.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `n=${i} typeof number`))
+    } finally {
+      await client.close()
     }
   }, T)
 
