@@ -88,7 +88,7 @@ describe('toolgate mcp-proxy: writes need the user’s approval (server-filesyst
       expect(readFileSync(target, 'utf8')).toBe('42') // 42 → "42" by the gate, then written
       expect(asked).toHaveLength(1)
       expect(asked[0].message).toContain(`write_file {"path":${JSON.stringify(target)},"content":"42"}`)
-      expect(asked[0].requestedSchema).toEqual({ type: 'object', properties: {} })
+      expect((asked[0] as { requestedSchema?: unknown }).requestedSchema).toEqual({ type: 'object', properties: {} })
       expect(stderr()).toMatch(/write_file \(id \d+\) approved by the user; forwarding/)
     } finally {
       await client.close()
@@ -156,7 +156,7 @@ describe('toolgate mcp-proxy: writes need the user’s approval (server-filesyst
 describe('toolgate mcp-proxy: approved calls carry receipts; the user’s answers stay with the proxy', () => {
   it('an approved call reaches the server with a receipt verifiable for exactly its arguments', async () => {
     const config = join(dir, 'receipts.json')
-    const body = { version: 1, receipts: { privateKey: seed }, tools: [{ name: 'save', writes: true }] }
+    const body = { version: 1 as const, receipts: { privateKey: seed }, tools: [{ name: 'save', writes: true }] }
     writeFileSync(config, JSON.stringify(body))
     const publicKey = new ToolGate(body).publicKey!
     const wire = join(dir, 'wire-receipts.jsonl')

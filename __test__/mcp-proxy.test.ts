@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 const root = join(__dirname, '..')
@@ -360,5 +361,53 @@ describe('toolgate mcp-proxy: flags', () => {
     const badConfig = await run(['--config', join(dir, 'does-not-exist.json'), '--', 'node'])
     expect(badConfig.code).toBe(2)
     expect(badConfig.out).toBe('')
+  }, T)
+
+  it('--listen serves Streamable HTTP with a bearer token from the environment, and closes on SIGTERM', async () => {
+    const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--token-env', 'TG_TEST_TOKEN', '--', process.execPath, fsServer, dir], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TG_TEST_TOKEN: 'tok-123' },
+    })
+    let err = ''
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const url = await new Promise<string>((resolve) =>
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString()
+        const m = /listening on (http:\/\/\S+)/.exec(err)
+        if (m) resolve(m[1])
+      }),
+    )
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    const withToken = new Client({ name: 'http-test', version: '1.0.0' })
+    await withToken.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: 'Bearer tok-123' } } }))
+    const read = await withToken.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '1' } })
+    expect(text(read)).toBe('one')
+    await withToken.close()
+    const without = new Client({ name: 'http-test', version: '1.0.0' })
+    await expect(without.connect(new StreamableHTTPClientTransport(new URL(url)))).rejects.toThrow(/Unauthorized/)
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(out).toBe('')
+  }, T)
+
+  it('--listen refuses a non-loopback host without --allow-remote, an unset token variable, and HTTP flags without --listen', async () => {
+    const remote = await run(['--listen', '0.0.0.0:0', '--', 'node'])
+    expect(remote.code).toBe(2)
+    expect(remote.err).toMatch(/--listen 0\.0\.0\.0 is not a loopback address; add --allow-remote/)
+    const token = await run(['--listen', '0', '--token-env', 'TG_SURELY_UNSET_VAR', '--', 'node'])
+    expect(token.code).toBe(2)
+    expect(token.err).toMatch(/--token-env: the environment variable TG_SURELY_UNSET_VAR is not set/)
+    const noListen = await run(['--upstream-url', 'http://127.0.0.1:1/mcp'])
+    expect(noListen.code).toBe(2)
+    expect(noListen.err).toMatch(/--upstream-url needs --listen/)
+    const noUpstream = await run(['--listen', '8808'])
+    expect(noUpstream.code).toBe(2)
+    expect(noUpstream.err).toMatch(/--listen needs an upstream/)
+    const badAddr = await run(['--listen', 'localhost:99999', '--', 'node'])
+    expect(badAddr.code).toBe(2)
+    expect(badAddr.err).toMatch(/--listen needs \[HOST:\]PORT/)
   }, T)
 })

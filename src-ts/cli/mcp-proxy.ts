@@ -5,18 +5,21 @@ import { dirname, extname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 
 import { ToolGate } from '../gate'
-import { runMcpProxy } from '../proxy/mcp'
+import { runMcpProxy, type McpProxyOptions } from '../proxy/mcp'
+import { listenMcpHttp } from '../proxy/mcp-http'
+import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
 import type { CallContext, ToolGateConfig } from '../types'
 
 const DEFAULT_MAX = 16 * 1024 * 1024
 
-const USAGE = 'toolgate mcp-proxy [flags] -- <server command…>   front an MCP server over stdio'
+const USAGE = 'toolgate mcp-proxy [flags] -- <server command…>   front an MCP server (stdio, or --listen for HTTP)'
 
 const HELP = `toolgate mcp-proxy — front an MCP server (stdio) and gate every tools/call
 
 Usage:
   toolgate mcp-proxy [flags] -- <server command> [server args…]
+  toolgate mcp-proxy --listen [HOST:]PORT [flags] (-- <server command…> | --upstream-url URL)
 
 The proxy spawns the server and speaks MCP over its own stdin/stdout to the client. Every
 message passes through unchanged, except the client's tools/call requests: each is checked
@@ -54,17 +57,33 @@ Flags:
   --accept-tool-changes[=NAME,…]
                            accept changed definitions (of every tool, or of the named ones)
                            and pin them anew
-  --max-message-bytes N    largest JSON-RPC line from either side (default ${DEFAULT_MAX})
+  --max-message-bytes N    largest JSON-RPC message from either side (default ${DEFAULT_MAX})
   -h, --help               this text
 
-Exit codes: the server's exit code; 2 for a usage, config or pins-file error; 127 when the
-server command cannot be run.
+Streamable HTTP (instead of stdio; one gated session per client, at http://HOST:PORT/mcp):
+  --listen [HOST:]PORT     serve MCP over HTTP; HOST defaults to 127.0.0.1 (IPv6: [::1]:PORT;
+                           port 0 picks a free one, printed on stderr)
+  --allow-remote           allow a HOST that is not loopback (put TLS and the host's own
+                           authentication in front; use --token-env)
+  --upstream-url URL       front an HTTP MCP server instead of a spawned command
+                           (config proxy.upstream)
+  --allow-origin ORIGIN    a browser Origin accepted besides loopback ones (repeatable;
+                           config proxy.allowedOrigins)
+  --token-env NAME         clients must send "Authorization: Bearer <token>", the token read
+                           from the environment variable NAME (never from the command line;
+                           config proxy.bearerTokenEnv)
+
+Exit codes: the server's exit code; 2 for a usage, config or pins-file error (and, with
+--listen, an address that cannot be bound); 127 when the server command cannot be run;
+0 when a listener is stopped by SIGINT/SIGTERM.
 
 Examples:
   toolgate mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir
   toolgate mcp-proxy --config toolgate.config.yaml --filter-list -- node my-server.js
   toolgate mcp-proxy --pins-file pins.json -- node my-server.js
   toolgate mcp-proxy --pins-file pins.json --accept-tool-changes=search -- node my-server.js
+  MCP_TOKEN=s3cret toolgate mcp-proxy --listen 127.0.0.1:8808 --token-env MCP_TOKEN -- node my-server.js
+  toolgate mcp-proxy --listen 8808 --upstream-url http://127.0.0.1:9000/mcp
 
   Claude Desktop / Cursor (mcpServers in claude_desktop_config.json or .cursor/mcp.json):
     {
@@ -91,10 +110,15 @@ interface Parsed {
   acceptToolChanges?: true | string[]
   maxMessageBytes: number
   server: string[]
+  listen?: { host: string; port: number }
+  allowRemote: boolean
+  upstreamUrl?: string
+  allowOrigins?: string[]
+  tokenEnv?: string
 }
 
 function parse(argv: string[]): Parsed | string {
-  const out: Parsed = { filterList: false, maxMessageBytes: DEFAULT_MAX, server: [] }
+  const out: Parsed = { filterList: false, allowRemote: false, maxMessageBytes: DEFAULT_MAX, server: [] }
   let i = 0
   const value = (): string | undefined => {
     const v = argv[++i]
@@ -110,7 +134,7 @@ function parse(argv: string[]): Parsed | string {
     const eq = a.indexOf('=')
     const [flag, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined]
     const need = (): string | undefined => (inline === undefined ? value() : inline === '' ? undefined : inline)
-    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes'].includes(flag)) {
+    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes', '--listen', '--upstream-url', '--token-env'].includes(flag)) {
       if (once.has(flag)) return `${flag} is given twice; give it once`
       once.add(flag)
     }
@@ -167,12 +191,60 @@ function parse(argv: string[]): Parsed | string {
         out.maxMessageBytes = n
         break
       }
+      case '--listen': {
+        const v = need()
+        const l = v === undefined ? undefined : listenAddress(v)
+        if (l === undefined) return `--listen needs [HOST:]PORT (e.g. 127.0.0.1:8808, [::1]:8808 or 8808), got \`${v ?? ''}\``
+        out.listen = l
+        break
+      }
+      case '--allow-remote':
+        if (inline !== undefined) return '--allow-remote takes no value'
+        out.allowRemote = true
+        break
+      case '--upstream-url': {
+        const v = need()
+        if (v === undefined || !/^https?:\/\/./i.test(v)) return `--upstream-url needs an http:// or https:// URL of an MCP server, got \`${v ?? ''}\``
+        out.upstreamUrl = v
+        break
+      }
+      case '--allow-origin': {
+        const v = need()
+        if (v === undefined || !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(v)) return `--allow-origin needs an origin (scheme://host[:port], no path), got \`${v ?? ''}\``
+        ;(out.allowOrigins ??= []).push(v)
+        break
+      }
+      case '--token-env': {
+        const v = need()
+        if (v === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) return `--token-env needs the name of an environment variable, got \`${v ?? ''}\``
+        out.tokenEnv = v
+        break
+      }
       default:
         return `unknown flag \`${a}\` (the server command goes after \`--\`)`
     }
   }
+  if (out.listen === undefined) {
+    for (const [given, flag] of [[out.upstreamUrl, '--upstream-url'], [out.allowOrigins, '--allow-origin'], [out.tokenEnv, '--token-env'], [out.allowRemote || undefined, '--allow-remote']] as const) {
+      if (given !== undefined) return `${flag} needs --listen (the stdio proxy has no HTTP side)`
+    }
+  } else {
+    if (out.upstreamUrl !== undefined && out.server.length > 0) return 'give either --upstream-url or a server command after `--`, not both'
+    if (!out.allowRemote && !isLoopbackHost(out.listen.host)) return `--listen ${out.listen.host} is not a loopback address; add --allow-remote to serve other hosts (and --token-env)`
+    return out // the upstream may still come from the config (proxy.upstream)
+  }
   if (out.server.length === 0) return 'missing the server command: toolgate mcp-proxy [flags] -- <server command…>'
   return out
+}
+
+/** `[HOST:]PORT`, `[v6]:PORT`: host defaults to 127.0.0.1. */
+function listenAddress(v: string): { host: string; port: number } | undefined {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(v)
+  if (!m) return undefined
+  const port = Number(m[2])
+  if (port > 65535) return undefined
+  const host = m[1] === undefined ? '127.0.0.1' : m[1].startsWith('[') ? m[1].slice(1, -1) : m[1]
+  return { host, port }
 }
 
 /**
@@ -236,6 +308,8 @@ export const command = {
       return 2
     }
     const log = (line: string) => process.stderr.write(`toolgate mcp-proxy: ${line}\n`)
+    const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log }
+    if (p.listen !== undefined) return listen(p, config, proxyOpts)
     const [cmd, ...args] = p.server
     // Windows: a .cmd/.bat (npx.cmd) runs only through the shell (Node refuses it otherwise).
     const viaShell = process.platform === 'win32' && /\.(cmd|bat)$/i.test(cmd)
@@ -248,11 +322,62 @@ export const command = {
     }
     process.on('SIGINT', forward('SIGINT'))
     process.on('SIGTERM', forward('SIGTERM'))
-    const opts = { config, context: s.context, filterList: p.filterList, maxMessageBytes: p.maxMessageBytes, pins, log }
-    return runMcpProxy(opts, process.stdin, process.stdout, child).then((code) => {
+    return runMcpProxy({ ...proxyOpts, maxMessageBytes: p.maxMessageBytes }, process.stdin, process.stdout, child).then((code) => {
       // stdin may still hold the event loop open
       process.stdin.destroy()
       return code
     })
   },
+}
+
+/** `--listen`: serve the proxy over Streamable HTTP until SIGINT/SIGTERM (exit 0). */
+async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: McpProxyOptions): Promise<number> {
+  const fail = (why: string) => {
+    process.stderr.write(`toolgate mcp-proxy: ${why}\n`)
+    return 2
+  }
+  const proxy = config?.proxy ?? {}
+  const url = p.upstreamUrl ?? (p.server.length === 0 ? proxy.upstream : undefined)
+  if (p.server.length === 0 && url === undefined) return fail('--listen needs an upstream: a server command after `--`, --upstream-url, or proxy.upstream in the config')
+  if (url !== undefined && !/^https?:\/\/./i.test(url)) return fail(`config proxy.upstream: expected an http:// or https:// URL of an MCP server, got \`${url}\``)
+  const tokenEnv = p.tokenEnv ?? proxy.bearerTokenEnv
+  let bearerToken: string | undefined
+  if (tokenEnv !== undefined) {
+    bearerToken = process.env[tokenEnv]?.trim()
+    if (!bearerToken) return fail(`${p.tokenEnv !== undefined ? '--token-env' : 'config proxy.bearerTokenEnv'}: the environment variable ${tokenEnv} is not set`)
+  }
+  if (!isLoopbackHost(p.listen!.host) && bearerToken === undefined) proxyOpts.log?.(`warning: serving ${p.listen!.host} without a bearer token (--token-env); anyone who can reach it can call the tools`)
+  let listener
+  try {
+    listener = await listenMcpHttp({
+      ...proxyOpts,
+      host: p.listen!.host,
+      port: p.listen!.port,
+      upstream: url !== undefined ? { url } : { command: p.server },
+      maxMessageBytes: p.maxMessageBytes,
+      allowedOrigins: p.allowOrigins ?? proxy.allowedOrigins ?? [],
+      bearerToken,
+    })
+  } catch (err) {
+    return fail((err as Error).message)
+  }
+  process.stderr.write(`toolgate mcp-proxy: listening on ${listener.url}\n`)
+  const l = listener
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const stop = (sig: NodeJS.Signals) => () => {
+      if (stopping) return
+      stopping = true
+      proxyOpts.log?.(`${sig}: closing the listener`)
+      l.close().then(
+        () => resolve(0),
+        (err: Error) => {
+          proxyOpts.log?.(`closing the listener failed: ${err.message}`)
+          resolve(1)
+        },
+      )
+    }
+    process.once('SIGINT', stop('SIGINT'))
+    process.once('SIGTERM', stop('SIGTERM'))
+  })
 }
