@@ -89,11 +89,25 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** The proxy's streaming path in miniature: forward the request, guard an SSE answer, relay anything else. */
-async function startFront(upstream: string, maxEventBytes?: number): Promise<Front> {
+async function startFront(upstream: string, viaFetch = false): Promise<Front> {
   const results: SseGuardResult[] = []
+  const guard = (res: ServerResponse, dialect: SseDialect, body: AsyncIterable<Uint8Array>) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    const write = (s: string) => new Promise<void>((resolve) => (res.write(s) ? resolve() : res.once('drain', resolve)))
+    void guardSse({ gate, dialect, context, upstream: body, write }).then((r) => {
+      results.push(r)
+      res.end()
+    })
+  }
   const front = await listen((req, res) => {
-    void body(req).then((payload) => {
+    void body(req).then(async (payload) => {
       const path = (req.url ?? '').split('?')[0]
+      if (viaFetch) {
+        // a web ReadableStream body (what fetch gives), as the proxy server reads its upstream
+        const up = await fetch(`${upstream}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload })
+        guard(res, DIALECTS[path], up.body as unknown as AsyncIterable<Uint8Array>)
+        return
+      }
       const up = request(`${upstream}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (upRes) => {
         const dialect = DIALECTS[path]
         if (!dialect || !String(upRes.headers['content-type']).startsWith('text/event-stream')) {
@@ -101,12 +115,7 @@ async function startFront(upstream: string, maxEventBytes?: number): Promise<Fro
           upRes.pipe(res)
           return
         }
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-        const write = (s: string) => new Promise<void>((resolve) => (res.write(s) ? resolve() : res.once('drain', resolve)))
-        void guardSse({ gate, dialect, context, upstream: upRes, write, maxEventBytes }).then((r) => {
-          results.push(r)
-          res.end()
-        })
+        guard(res, dialect, upRes)
       })
       up.end(payload)
     })
@@ -258,7 +267,7 @@ describe('live and failing streams', () => {
       await seen.wait
       res.end(sseText(events.slice(2)))
     })
-    const front = await startFront(up.origin)
+    const front = await startFront(up.origin, true)
     try {
       let text = ''
       let calls = 0
@@ -304,8 +313,8 @@ describe('live and failing streams', () => {
     { name: 'anthropic, body ended mid-call', dialect: 'anthropic', events: messageEvents(MESSAGE), abrupt: false },
     { name: 'responses, body ended mid-call', dialect: 'openai-responses', events: responseEvents(RESPONSE), abrupt: false },
   ]
-  for (const c of cutCases) {
-    it(`a truncated upstream (${c.name}) ends in the SDK's error, with no partial call`, async () => {
+  for (const c of cutCases) for (const viaFetch of [false, true]) {
+    it(`a truncated upstream (${c.name}${viaFetch ? ', read through fetch' : ''}) ends in the SDK's error, with no partial call`, async () => {
       // cut right after the first half of get_weather's arguments
       const at = c.events.findIndex((e) => JSON.stringify(e.data).includes('\\"city\\":\\"Paris\\"') || JSON.stringify(e.data).includes('{\\"city\\":\\"Pa')) + 1
       expect(at).toBeGreaterThan(0)
@@ -314,7 +323,7 @@ describe('live and failing streams', () => {
         if (c.abrupt) setImmediate(() => res.socket?.destroy())
         else res.end()
       })
-      const front = await startFront(up.origin)
+      const front = await startFront(up.origin, viaFetch)
       try {
         const seenIds: string[] = []
         let error: unknown
@@ -453,6 +462,22 @@ describe('the SSE reader under any chunking', () => {
       const split = await guardText('anthropic', [bytes.slice(0, k), bytes.slice(k)])
       if (split.out !== whole.out) expect({ k, out: split.out }).toEqual({ k, out: whole.out })
     }
+  })
+
+  it('chat: a finishing chunk that also carries text keeps that text before the refusal, and the finish last', async () => {
+    const events = chatChunks(chatTurn([fn('call_c', 'launch_rockets', {})], 'Done.'))
+    // fold the last text piece into the finishing chunk, as some servers send it
+    const finish = events.findIndex((e) => ((e.data as Json).choices as Json[] | undefined)?.[0]?.finish_reason === 'tool_calls')
+    const piece = finish - 4 // role, text, text, call head, its two argument pieces, finish
+    expect((events[piece].data as { choices: { delta: Json }[] }).choices[0].delta).toEqual({ content: 'e.' })
+    ;(events[finish].data as { choices: { delta: Json }[] }).choices[0].delta = (events[piece].data as { choices: { delta: Json }[] }).choices[0].delta
+    events.splice(piece, 1)
+    const { out, result } = await guardText('openai', [enc(sseText(events))])
+    const chunks = out.split('\n\n').filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)) as { choices: { delta: { content?: string }; finish_reason: string | null }[] })
+    const content = chunks.flatMap((c) => c.choices.map((x) => x.delta.content ?? '')).join('')
+    expect(content).toBe(`Done.\n\n${refusalText(result.refused)}`)
+    expect(chunks.flatMap((c) => c.choices.map((x) => x.finish_reason))).toEqual([null, null, null, null, 'stop'])
+    expect(out.endsWith('data: [DONE]\n\n')).toBe(true)
   })
 
   it('anthropic: ping passes through; a tool_use block never stopped is refused at message_stop, announced, and the turn ends as text', async () => {

@@ -86,16 +86,26 @@ class ChatFrames implements SseFrames {
       const choices = Array.isArray(ev.choices) ? ev.choices.filter(isObj) : []
       const { choices: _c, usage: _u, obfuscation: _o, ...head } = ev
       this.#head = head
-      const finishing = choices.find((c) => c.finish_reason !== null && c.finish_reason !== undefined)
-      if (finishing) {
-        const refused = pending()
-        if (refused.length > 0) s += this.#text(index(finishing.index) ?? 0, refused)
-      }
       for (const c of choices) {
         const content = isObj(c.delta) ? c.delta.content : undefined
         if (typeof content === 'string' && content !== '') this.#texted.add(index(c.index) ?? 0)
       }
-      s += `data: ${JSON.stringify(ev)}\n\n`
+      const finishing = choices.find((c) => c.finish_reason !== null && c.finish_reason !== undefined)
+      const refused = finishing ? pending() : []
+      if (!finishing || refused.length === 0) {
+        s += `data: ${JSON.stringify(ev)}\n\n`
+        continue
+      }
+      const at = index(finishing.index) ?? 0
+      const reason = finishing.finish_reason
+      if (isObj(finishing.delta) && Object.keys(finishing.delta).length > 0) {
+        // the finishing chunk also carries content: it goes first, the finish after the refusal
+        finishing.finish_reason = null
+        s += `data: ${JSON.stringify(ev)}\n\n` + this.#text(at, refused)
+        s += `data: ${JSON.stringify({ ...head, choices: [{ index: finishing.index, delta: {}, logprobs: null, finish_reason: reason }] })}\n\n`
+      } else {
+        s += this.#text(at, refused) + `data: ${JSON.stringify(ev)}\n\n`
+      }
     }
     return s
   }
