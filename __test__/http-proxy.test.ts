@@ -8,6 +8,7 @@
 // nowhere (`unknown_tool`), `get_weather`'s `days: "3"` is repaired to 3. Failures (timeouts,
 // aborts, compression, limits) run against a bare upstream the test answers itself.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
@@ -96,6 +97,12 @@ let publicKey: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'toolgate-http-proxy-'))
   writeFileSync(join(dir, 'toolgate.config.json'), JSON.stringify(CONFIG))
+  writeFileSync(join(dir, 'roles.yaml'), [
+    'tools: [{ name: search }, { name: wipe }]',
+    'policy:',
+    '  rules: [{ effect: allow, roles: [admin], tools: [wipe] }, { effect: allow, tools: [search] }]',
+    '',
+  ].join('\n'))
   upstream = await startUpstream({ chat: CHAT_TURN, responses: RESPONSES_TURN, messages: MESSAGE_TURN })
   // run from another folder: the audit file is relative to the config file
   proxy = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', join(dir, 'toolgate.config.json')], { cwd: tmpdir() })
@@ -238,5 +245,315 @@ describe('audit', () => {
     const records = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json)
     const mine = records.filter((r) => r.type === 'decision' && r.sub === 'audited-caller')
     expect(mine.map((r) => `${String(r.callId)} ${String(r.outcome)}`)).toEqual(['call_a denied', 'call_b denied', 'call_c rejected', 'call_d rejected', 'call_e denied'])
+  })
+})
+
+describe('streamed through the proxy', () => {
+  it('openai stream: text and allowed calls arrive (repaired), refused ones never, and the next request is accepted', async () => {
+    const client = openai()
+    const user = { role: 'user' as const, content: 'go' }
+    const tools = DECLARED.map((name) => ({ type: 'function' as const, function: { name, parameters: { type: 'object' } } }))
+    const stream = await client.chat.completions.create({ model: 'gpt-4.1', messages: [user], tools, stream: true })
+    const calls = new Map<number, { id: string; name: string; args: string }>()
+    let text = ''
+    let finish: string | null = null
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0]
+      if (choice === undefined) continue
+      text += choice.delta.content ?? ''
+      for (const tc of choice.delta.tool_calls ?? []) {
+        const c = calls.get(tc.index) ?? { id: '', name: '', args: '' }
+        c.id ||= tc.id ?? ''
+        c.name ||= tc.function?.name ?? ''
+        c.args += tc.function?.arguments ?? ''
+        calls.set(tc.index, c)
+      }
+      finish = choice.finish_reason ?? finish
+    }
+    expect(chatToolNames(lastBody())).toEqual(['search', 'get_weather', 'save_note'])
+    expect([...calls.values()].map((c) => c.id)).toEqual(['call_a', 'call_b'])
+    expect(JSON.parse([...calls.values()][1].args)).toEqual({ city: 'Paris', days: 3 })
+    expect(text).toContain('`launch_rockets` was not run (unknown_tool)')
+    expect(finish).toBe('tool_calls')
+    const assistant = { role: 'assistant' as const, content: text, tool_calls: [...calls.values()].map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.args } })) }
+    const next = await client.chat.completions.create({ model: 'gpt-4.1', messages: [user, assistant, ...assistant.tool_calls.map((c) => ({ role: 'tool' as const, tool_call_id: c.id, content: 'done' }))], stream: true })
+    let final = ''
+    for await (const chunk of next) final += chunk.choices[0]?.delta.content ?? ''
+    expect(final).toBe('All tool results received.')
+    expect(upstream.requests[upstream.requests.length - 1].status).toBe(200)
+  })
+
+  it('anthropic messages.stream(): the final message holds the allowed calls (repaired) and the refusal text; the next request is accepted', async () => {
+    const client = anthropic()
+    const tools = DECLARED.map((name) => ({ name, input_schema: { type: 'object' as const } }))
+    const user = { role: 'user' as const, content: 'go' }
+    const stream = client.messages.stream({ model: 'claude-sonnet-5-5', max_tokens: 1024, messages: [user], tools })
+    let live = ''
+    stream.on('text', (t) => (live += t))
+    const message = await stream.finalMessage()
+    const { response } = await stream.withResponse()
+    expect(live).toContain('Let me look that up.')
+    const uses = message.content.filter((b): b is Anthropic.Messages.ToolUseBlock => b.type === 'tool_use')
+    expect(uses.map((u) => u.id)).toEqual(['toolu_a', 'toolu_b'])
+    expect(uses[1].input).toEqual({ city: 'Paris', days: 3 })
+    expect(message.content.some((b) => b.type === 'text' && b.text.includes('`send_email` was not run (no_rule)'))).toBe(true)
+    expect(response.headers.get('trailer')).toContain('x-toolgate-refused')
+    const next = await client.messages.create({
+      model: 'claude-sonnet-5-5', max_tokens: 1024, tools, stream: true,
+      messages: [user, { role: 'assistant', content: message.content }, { role: 'user', content: uses.map((u) => ({ type: 'tool_result' as const, tool_use_id: u.id, content: 'done' })) }],
+    })
+    let final = ''
+    for await (const ev of next) if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') final += ev.delta.text
+    expect(final).toBe('All tool results received.')
+    expect(upstream.requests[upstream.requests.length - 1].status).toBe(200)
+  })
+
+  it('the x-toolgate-refused trailer names the removed calls', async () => {
+    const res = await fetch(`${proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k', ...ANALYST },
+      body: JSON.stringify({ model: 'm', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'go' }], tools: DECLARED.map((name) => ({ name, input_schema: { type: 'object' } })) }),
+    })
+    expect(res.status).toBe(200)
+    // undici's fetch does not expose trailers; read the raw response instead
+    const raw = await rawPost(`${proxy.url}/v1/messages`, { 'content-type': 'application/json', 'x-api-key': 'k', ...ANALYST }, JSON.stringify({ model: 'm', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'go' }], tools: DECLARED.map((name) => ({ name, input_schema: { type: 'object' } })) }))
+    await res.body?.cancel()
+    expect(refusedHeaderIds(raw.trailers['x-toolgate-refused'] ?? null)).toEqual(['toolu_c', 'toolu_d', 'toolu_e'])
+    expect(raw.body).not.toContain('toolu_c')
+  })
+})
+
+/** A POST through node:http (which, unlike fetch, exposes trailers). */
+function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: Record<string, unknown>; trailers: Record<string, string | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => (text += d))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, body: text }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+describe('learning tools without a config', () => {
+  let bare: RunningProxy
+  beforeAll(async () => {
+    bare = await startProxy(['--upstream', upstream.origin, '--port', '0'])
+  })
+  afterAll(() => bare?.close())
+
+  it("checks calls against the request's own schemas; undeclared tools are refused", async () => {
+    const client = new OpenAI({ baseURL: `${bare.url}/v1`, apiKey: 'k', maxRetries: 0 })
+    const tools = [
+      { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] } } },
+      { type: 'function' as const, function: { name: 'search', parameters: { type: 'object', properties: { query: { type: 'string' } } } } },
+      { type: 'function' as const, function: { name: 'send_email', parameters: { type: 'object' } } },
+      { type: 'function' as const, function: { name: 'save_note', parameters: { type: 'object' } } },
+    ]
+    const data = await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'go' }], tools })
+    expect(chatToolNames(lastBody())).toEqual(['get_weather', 'search', 'send_email', 'save_note'])
+    const calls = data.choices[0].message.tool_calls as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall[]
+    expect(calls.map((c) => c.id)).toEqual(['call_a', 'call_b', 'call_c', 'call_e'])
+    expect(JSON.parse(calls[1].function.arguments)).toEqual({ city: 'Paris', days: 3 })
+    expect(data.choices[0].message.content).toContain('`launch_rockets` was not run (unknown_tool)')
+  })
+
+  it('keeps provider-hosted tools the request declares (Responses web_search, Anthropic server tools)', async () => {
+    const client = new OpenAI({ baseURL: `${bare.url}/v1`, apiKey: 'k', maxRetries: 0 })
+    await client.responses.create({ model: 'gpt-4.1', input: 'go', tools: [{ type: 'web_search' }, { type: 'function', name: 'search', parameters: { type: 'object' }, strict: false }] })
+    expect((lastBody().tools as { type: string }[]).map((t) => t.type)).toEqual(['web_search', 'function'])
+    const claude = new Anthropic({ baseURL: bare.url, apiKey: 'k', maxRetries: 0 })
+    await claude.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: 'go' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }, { name: 'search', input_schema: { type: 'object' } }] })
+    expect(namesOf(lastBody())).toEqual(['web_search', 'search'])
+  })
+
+  it('with a policy, hosted tools follow deny by default', async () => {
+    writeFileSync(join(dir, 'hosted.yaml'), 'tools: [{ name: search }]\npolicy:\n  rules: [{ effect: allow, tools: [search] }]\n')
+    const p = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', join(dir, 'hosted.yaml')])
+    try {
+      const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'k', maxRetries: 0 })
+      await client.responses.create({ model: 'gpt-4.1', input: 'go', tools: [{ type: 'web_search' }, { type: 'function', name: 'search', parameters: { type: 'object' }, strict: false }] })
+      expect((lastBody().tools as { type: string }[]).map((t) => t.type)).toEqual(['function'])
+    } finally {
+      await p.close()
+    }
+  })
+})
+
+const COMPLETION = (calls: unknown[]) => ({
+  id: 'chatcmpl-raw', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
+  choices: [{ index: 0, logprobs: null, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop', message: { role: 'assistant', content: calls.length > 0 ? null : 'hello', refusal: null, tool_calls: calls.length > 0 ? calls : undefined } }],
+})
+const json = (res: import('node:http').ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(typeof body === 'string' ? body : JSON.stringify(body))
+}
+
+describe('headers, failures and limits (bare upstream)', () => {
+  let raw: RawUpstream
+  let p: RunningProxy
+  let answer: (req: import('./helpers/http-proxy').RawRequest, res: import('node:http').ServerResponse) => void = (_q, res) => json(res, 200, COMPLETION([]))
+  beforeAll(async () => {
+    raw = await startRawUpstream((q, res) => answer(q, res))
+    p = await startProxy(['--upstream', `${raw.origin}/base/v1`, '--port', '0', '--config', join(dir, 'roles.yaml'), '--timeout-ms', '1500', '--max-body-bytes', '4096'])
+  })
+  afterAll(async () => {
+    await p?.close()
+    await raw?.close()
+  })
+  const client = (headers: Record<string, string> = {}) => new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'sk-live-secret', maxRetries: 0, defaultHeaders: headers })
+  const wipe = call('call_w', 'wipe', '{}')
+  const tools = [{ type: 'function' as const, function: { name: 'search' } }, { type: 'function' as const, function: { name: 'wipe' } }]
+
+  it('forwards under the base path; Authorization passes, identity headers are stripped and honoured', async () => {
+    answer = (_q, res) => json(res, 200, COMPLETION([wipe]))
+    const admin = await client({ 'x-toolgate-subject': 'root', 'x-toolgate-roles': 'ops, admin' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools })
+    const q = raw.requests[raw.requests.length - 1]
+    expect(q.url).toBe('/base/v1/chat/completions')
+    expect(q.headers.authorization).toBe('Bearer sk-live-secret')
+    expect(Object.keys(q.headers).filter((k) => k.startsWith('x-toolgate'))).toEqual([])
+    expect((JSON.parse(q.body) as Json).tools).toHaveLength(2)
+    expect(admin.choices[0].message.tool_calls?.map((c) => c.id)).toEqual(['call_w'])
+    const visitor = await client({ 'x-toolgate-subject': 'eve' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools })
+    expect((JSON.parse(raw.requests[raw.requests.length - 1].body) as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name)).toEqual(['search'])
+    expect(visitor.choices[0].message.tool_calls).toBeUndefined()
+    expect(visitor.choices[0].finish_reason).toBe('stop')
+    expect(p.stderr()).not.toContain('sk-live-secret')
+  })
+
+  it('bounds identity headers: 400 naming the header', async () => {
+    const err = await client({ 'x-toolgate-subject': 'x'.repeat(300) }).chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((err as Error).message).toContain('header x-toolgate-subject: longer than 256 characters')
+  })
+
+  it('passes upstream error statuses and bodies on', async () => {
+    answer = (_q, res) => json(res, 429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '7' })
+    const err = await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError)
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(429)
+    expect((err as Error).message).toContain('Rate limit reached')
+    expect((err as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('7')
+  })
+
+  it('answers 504 in the dialect error shape when the upstream is too slow', async () => {
+    answer = () => undefined // never answers
+    const err = await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(504)
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('toolgate_upstream_timeout')
+    expect((err as Error).message).toContain('did not answer within 1500 ms')
+    await raw.requests[raw.requests.length - 1].aborted
+    const ant = await new Anthropic({ baseURL: p.url, apiKey: 'k', maxRetries: 0 }).messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)
+    expect((ant as InstanceType<typeof Anthropic.APIError>).status).toBe(504)
+    expect(((ant as InstanceType<typeof Anthropic.APIError>).error as { error: { type: string } }).error.type).toBe('timeout_error')
+  })
+
+  it('aborts the upstream request when the client goes away', async () => {
+    answer = () => undefined
+    const before = raw.requests.length
+    const ac = new AbortController()
+    const pending = client().chat.completions.create({ model: 'm', messages: [] }, { signal: ac.signal }).catch((e: unknown) => e)
+    while (raw.requests.length === before) await new Promise((r) => setTimeout(r, 10))
+    ac.abort()
+    expect(await pending).toBeInstanceOf(OpenAI.APIUserAbortError)
+    await raw.requests[before].aborted // resolves only when the upstream sees its request dropped
+  })
+
+  it('decodes gzip and br upstream bodies and guards them', async () => {
+    for (const [encoding, zip] of [['gzip', gzipSync], ['br', brotliCompressSync]] as const) {
+      answer = (_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding })
+        res.end(zip(Buffer.from(JSON.stringify(COMPLETION([call('call_s', 'search', '{}'), call('call_x', 'format_disk', '{}')])))))
+      }
+      const { data, response } = await client().chat.completions.create({ model: 'm', messages: [] }).withResponse()
+      expect(data.choices[0].message.tool_calls?.map((c) => c.id)).toEqual(['call_s'])
+      expect(response.headers.get('content-encoding')).toBeNull()
+      expect(response.headers.get('x-toolgate-refused')).toBe('format_disk;id=call_x;reason=unknown_tool')
+    }
+  })
+
+  it('answers 502 for an answer it cannot guard, never forwarding it', async () => {
+    answer = (_q, res) => json(res, 200, { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', tool_calls: 'rm -rf' } }] })
+    const err = await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((err as Error).message).toContain("the upstream's answer cannot be guarded")
+    answer = (_q, res) => json(res, 200, 'not json at all')
+    expect(((await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+  })
+
+  it('answers 413 past --max-body-bytes without forwarding', async () => {
+    const before = raw.requests.length
+    const err = await client().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x'.repeat(5000) }] }).catch((e: unknown) => e)
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(413)
+    expect((err as Error).message).toContain('larger than 4096 bytes')
+    expect(raw.requests.length).toBe(before)
+  })
+
+  it('answers 400 in the dialect shape for a body that is not JSON', async () => {
+    const o = await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' })
+    expect(o.status).toBe(400)
+    expect(((await o.json()) as { error: { code: string; message: string } }).error.message).toMatch(/^toolgate proxy: the request body of POST \/v1\/chat\/completions is not JSON/)
+    const a = await fetch(`${p.url}/v1/messages`, { method: 'POST', body: 'hello' })
+    expect(a.status).toBe(400)
+    expect(((await a.json()) as { type: string; error: { type: string } })).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+  })
+
+  it('passes other paths through unchanged, both ways', async () => {
+    answer = (q, res) => json(res, 200, { object: 'list', data: [{ id: 'gpt-4.1', object: 'model', created: 1, owned_by: 'openai' }], seen: { method: q.method, url: q.url, body: q.body } })
+    const models = await client().models.list()
+    expect(models.data.map((m) => m.id)).toEqual(['gpt-4.1'])
+    expect(raw.requests[raw.requests.length - 1].url).toBe('/base/v1/models')
+    const r = await fetch(`${p.url}/base/v1/embeddings?x=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-toolgate-roles': 'admin' }, body: '{"input":"hi"}' })
+    const seen = ((await r.json()) as { seen: { url: string; body: string } }).seen
+    expect(seen).toEqual({ method: 'POST', url: '/base/v1/embeddings?x=1', body: '{"input":"hi"}' })
+    expect(raw.requests[raw.requests.length - 1].headers['x-toolgate-roles']).toBeUndefined()
+  })
+
+  it('answers 502 when the upstream cannot be reached', async () => {
+    const gone = await startRawUpstream(() => undefined)
+    const origin = gone.origin
+    await gone.close()
+    const q = await startProxy(['--upstream', origin, '--port', '0'])
+    try {
+      const err = await new OpenAI({ baseURL: `${q.url}/v1`, apiKey: 'k', maxRetries: 0 }).chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+      expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+      expect((err as Error).message).toContain('ECONNREFUSED')
+    } finally {
+      await q.close()
+    }
+  })
+})
+
+describe('command line', () => {
+  it('a fixed caller ignores identity headers', async () => {
+    const raw = await startRawUpstream((_q, res) => json(res, 200, COMPLETION([call('call_w', 'wipe', '{}')])))
+    const q = await startProxy(['--upstream', raw.origin, '--port', '0', '--config', join(dir, 'roles.yaml'), '--subject', 'svc', '--role', 'reader'])
+    try {
+      const c = new OpenAI({ baseURL: `${q.url}/v1`, apiKey: 'k', maxRetries: 0, defaultHeaders: { 'x-toolgate-roles': 'admin' } })
+      const data = await c.chat.completions.create({ model: 'm', messages: [] })
+      expect(data.choices[0].message.tool_calls).toBeUndefined()
+      expect(raw.requests[0].headers['x-toolgate-roles']).toBeUndefined()
+      expect(q.stderr()).toContain('identity headers ignored')
+    } finally {
+      await q.close()
+      await raw.close()
+    }
+  })
+
+  it('names the flag and what was expected', async () => {
+    for (const [args, msg] of [
+      [['--port', '0'], '--upstream needs a value'],
+      [['--upstream', 'ftp://x', '--port', '0'], '--upstream: expected an http:// or https:// URL'],
+      [['--upstream', 'http://x', '--port', 'abc'], '--port needs a port number'],
+      [['--upstream', 'http://x', '--port', '0', '--max-body-bytes', '10'], '--max-body-bytes needs a whole number of bytes, at least 1024'],
+      [['--upstream', 'http://x', '--port', '0', '--bogus'], 'unknown flag `--bogus`'],
+    ] as const) {
+      const err = await startProxy([...args]).then(() => 'started', (e: Error) => e.message)
+      expect(err).toContain(msg)
+      expect(err).toContain('exited (2)')
+    }
   })
 })

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml'
 import { prepareConfig } from '../config-host'
 import { ToolGateError } from '../errors'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
+import { parseUpstream } from '../proxy/http-upstream'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'
 
@@ -162,6 +163,8 @@ export const command = {
       const p = config?.proxy ?? {}
       const upstream = values.upstream ?? p.upstream
       if (upstream === undefined) throw new UsageError('--upstream needs a value: the model API base URL (or set proxy.upstream in the config)')
+      const bad = parseUpstream(upstream)
+      if (typeof bad === 'string') throw new UsageError(`${values.upstream !== undefined ? '--upstream' : 'config proxy.upstream'}: ${bad}`)
       if (values.port === undefined) throw new UsageError('--port needs a value: a port number (0 picks a free one)')
       const port = whole('port', values.port, 0, 65535)
       const timeoutMs = values['timeout-ms'] !== undefined ? whole('timeout-ms', values['timeout-ms'], 1) : p.timeoutMs ?? DEFAULT_TIMEOUT_MS
