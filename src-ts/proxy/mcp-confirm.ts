@@ -184,6 +184,11 @@ export class McpConfirmations {
     }
   }
 
+  /** Forgets every open confirmation without a word (the client is gone). */
+  drop(): void {
+    for (const open of [...this.#open.values()]) this.#take(open.askId)
+  }
+
   #timedOut(askId: string): void {
     const open = this.#take(askId)
     if (!open) return

@@ -52,6 +52,7 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
     }
     readLines(clientIn, opts.maxMessageBytes, (e) => proxy.clientLine(e), (err) => {
       if (err) log(`reading from the client failed: ${err.message}`)
+      proxy.clientClosed()
       if (done) return
       serverIn.end()
       killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)

@@ -253,8 +253,7 @@ export class McpProxy {
 
   #call(msg: Msg): void {
     const name = isObject(msg.params) ? msg.params.name : undefined
-    const learned = typeof name === 'string' ? this.#learned.get(name) : undefined
-    const changed = learned && this.#pins.check(learned.print)
+    const changed = typeof name === 'string' ? this.#changed(name) : undefined
     if (changed) {
       this.#log(`refused ${String(name)} (id ${String(msg.id)}): its definition is not the approved one`)
       this.#sinks.toClient({ jsonrpc: '2.0', id: isId(msg.id) ? msg.id : null, result: { content: [{ type: 'text', text: changedMessage(String(name), changed) }], isError: true } })
@@ -293,10 +292,15 @@ export class McpProxy {
     this.#sinks.toServer(forward)
   }
 
+  /** For a tool the server listed whose current definition is not the pinned one: the fields that differ. */
+  #changed(name: string): PinnedField[] | undefined {
+    const learned = this.#learned.get(name)
+    return learned && this.#pins.check(learned.print)
+  }
+
   /** Whether a listed tool's current definition is not the pinned one. */
   #unapproved(t: unknown): boolean {
-    const learned = isObject(t) && typeof t.name === 'string' ? this.#learned.get(t.name) : undefined
-    return learned !== undefined && this.#pins.check(learned.print) !== undefined
+    return isObject(t) && typeof t.name === 'string' && this.#changed(t.name) !== undefined
   }
 
   /** A call the user approved and the gate confirmed: forwarded with the confirmed arguments. */
@@ -307,6 +311,13 @@ export class McpProxy {
       return
     }
     const params = isObject(call.params) ? call.params : {}
+    // the server may have changed the tool while the user was asked: the pin decides again
+    const changed = this.#changed(v.tool)
+    if (changed) {
+      this.#log(`refused ${v.tool} (id ${String(id)}) after approval: its definition is not the approved one`)
+      this.#sinks.toClient({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: changedMessage(v.tool, changed) }], isError: true } }, id)
+      return
+    }
     const meta = isObject(params._meta) ? params._meta : undefined
     const out: Msg = { ...call, params: { ...params, arguments: v.arguments ?? {} } }
     if (v.receipt !== undefined) (out.params as Msg)._meta = { ...(meta ?? {}), [RECEIPT_META]: v.receipt }
@@ -384,6 +395,11 @@ export class McpProxy {
     for (const p of this.#pending.values()) this.#sinks.toClient(rpcError(p.id, CONNECTION_CLOSED, `toolgate: ${why}`))
     this.#pending.clear()
     this.#confirm.close((id) => rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
+  }
+
+  /** The client went away: calls waiting for the user's approval are dropped (nothing is answered). */
+  clientClosed(): void {
+    this.#confirm.drop()
   }
 
   /** How many client calls wait for the user's approval. */
