@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto'
 
 import { ToolGate } from '../gate'
-import type { CallContext, ToolConfig, ToolGateConfig, Verdict } from '../types'
+import type { CallContext, ToolGateConfig, Verdict } from '../types'
 import { RECEIPT_META } from '../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
 import { McpConfirmations } from './mcp-confirm'
-import { fingerprint, ToolPins, type PinnedField, type ToolFingerprint } from './mcp-pins'
+import { ToolPins } from './mcp-pins'
+import { changedMessage, McpToolSet, toolsOf, type Learned } from './mcp-tools'
 
 export { runMcpProxy, type StdioProxyOptions } from './mcp-stdio'
 
@@ -41,12 +42,6 @@ export interface McpProxySinks {
    *  (an `elicitation/create` or answer for a held `tools/call`), for transports that route by it. */
   toClient(msg: unknown, related?: RpcId): void
   toServer(msg: unknown): void
-}
-
-/** A tool learned from the server: its gate config, and its definition's fingerprint. */
-interface Learned {
-  config: ToolConfig
-  print: ToolFingerprint
 }
 
 type Msg = Record<string, unknown>
@@ -89,26 +84,19 @@ export class McpProxy {
   readonly #opts: McpProxyOptions
   readonly #sinks: McpProxySinks
   readonly #log: (line: string) => void
-  readonly #configTools: Map<string, ToolConfig>
   readonly #ownPrefix = `toolgate-${randomUUID()}-`
   #ownSeq = 0
   /** Client requests forwarded to the server and not yet answered: key → the request's method and id. */
   readonly #pending = new Map<string, { id: RpcId; method: string; cursor: boolean }>()
   /** The proxy's own tools/list requests in flight: id → whether it was the first page. */
   readonly #own = new Map<string, boolean>()
-  /** The tools learned from the server (name → definition), in the server's order. */
-  #learned = new Map<string, Learned>()
-  /** What the gate was last built from (tool names and schema hashes): unchanged, no rebuild. */
-  #builtFrom = ''
+  /** The server's tools as learned, pinned, and the gate built from them. */
+  readonly #tools: McpToolSet
   /** Pages of the proxy's own listing gathered so far. */
   #fetching: Map<string, Learned> | undefined
-  readonly #pins: ToolPins
-  /** Changed definitions already logged (name → hash), so each change is logged once. */
-  readonly #reported = new Map<string, string>()
   readonly #confirm: McpConfirmations
   /** Client messages held while the proxy's own listing is in flight. */
   #held: Msg[] | undefined
-  #gate: ToolGate
   #protocolVersion: string | undefined
   #initializeId: string | undefined
   #serverHasTools = false
@@ -121,18 +109,17 @@ export class McpProxy {
     this.#opts = opts
     this.#sinks = sinks
     this.#log = opts.log ?? (() => {})
-    this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
-    this.#pins = opts.pins ?? new ToolPins()
+    // throws ToolGateError E_CONFIG for a broken config
+    this.#tools = new McpToolSet({ config: opts.config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log })
     this.#confirm = new McpConfirmations(
       { timeoutMs: opts.confirmTimeoutMs },
       { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },
     )
-    this.#gate = this.#build() // throws ToolGateError E_CONFIG for a broken config
   }
 
   /** The gate in use now (rebuilt whenever a tool list arrives). */
   get gate(): ToolGate {
-    return this.#gate
+    return this.#tools.gate
   }
 
   /** The negotiated protocol version (from the server's initialize result). */
@@ -253,13 +240,13 @@ export class McpProxy {
 
   #call(msg: Msg): void {
     const name = isObject(msg.params) ? msg.params.name : undefined
-    const changed = typeof name === 'string' ? this.#changed(name) : undefined
+    const changed = typeof name === 'string' ? this.#tools.changed(name) : undefined
     if (changed) {
       this.#log(`refused ${String(name)} (id ${String(msg.id)}): its definition is not the approved one`)
       this.#sinks.toClient({ jsonrpc: '2.0', id: isId(msg.id) ? msg.id : null, result: { content: [{ type: 'text', text: changedMessage(String(name), changed) }], isError: true } })
       return
     }
-    const gate = this.#gate
+    const gate = this.#tools.gate
     let report
     try {
       report = gate.guard(msg, { dialect: 'mcp', protocolVersion: this.#protocolVersion, ...this.#opts.context })
@@ -292,17 +279,6 @@ export class McpProxy {
     this.#sinks.toServer(forward)
   }
 
-  /** For a tool the server listed whose current definition is not the pinned one: the fields that differ. */
-  #changed(name: string): PinnedField[] | undefined {
-    const learned = this.#learned.get(name)
-    return learned && this.#pins.check(learned.print)
-  }
-
-  /** Whether a listed tool's current definition is not the pinned one. */
-  #unapproved(t: unknown): boolean {
-    return isObject(t) && typeof t.name === 'string' && this.#changed(t.name) !== undefined
-  }
-
   /** A call the user approved and the gate confirmed: forwarded with the confirmed arguments. */
   #forwardConfirmed(call: Msg, v: Verdict): void {
     const id = call.id as RpcId
@@ -312,7 +288,7 @@ export class McpProxy {
     }
     const params = isObject(call.params) ? call.params : {}
     // the server may have changed the tool while the user was asked: the pin decides again
-    const changed = this.#changed(v.tool)
+    const changed = this.#tools.changed(v.tool)
     if (changed) {
       this.#log(`refused ${v.tool} (id ${String(id)}) after approval: its definition is not the approved one`)
       this.#sinks.toClient({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: changedMessage(v.tool, changed) }], isError: true } }, id)
@@ -346,7 +322,7 @@ export class McpProxy {
     const id = msg.id
     if (typeof id === 'string' && id.startsWith(this.#ownPrefix)) {
       if (this.#own.has(id)) this.#ownAnswer(id, msg)
-      else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#learn(msg.result.tools, true) // late, after the timeout
+      else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#tools.learn(msg.result.tools, true) // late, after the timeout
       return // never shown to the client
     }
     const key = isId(id) ? idKey(id) : undefined
@@ -366,13 +342,13 @@ export class McpProxy {
       }
     }
     if (pending?.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
-      this.#learn(msg.result.tools, !pending.cursor)
+      this.#tools.learn(msg.result.tools, !pending.cursor)
       if (this.#opts.filterList) {
         try {
-          const kept: unknown = this.#gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
+          const kept: unknown = this.#tools.gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
           // a tool whose definition is not the approved one cannot be called, so it is not listed
           msg = isObject(kept) && isObject(kept.result) && Array.isArray(kept.result.tools)
-            ? { ...kept, result: { ...kept.result, tools: kept.result.tools.filter((t: unknown) => !this.#unapproved(t)) } }
+            ? { ...kept, result: { ...kept.result, tools: kept.result.tools.filter((t: unknown) => !this.#tools.unapproved(t)) } }
             : kept
         } catch (err) {
           this.#log(`tools/list answer could not be filtered (${(err as Error).message}); answering with an error`)
@@ -439,7 +415,7 @@ export class McpProxy {
       return
     }
     this.#fetching = undefined
-    this.#adopt(page)
+    this.#tools.adopt(page)
     this.#release()
   }
 
@@ -459,108 +435,6 @@ export class McpProxy {
       else this.#route(m)
     }
   }
-
-  #learn(tools: unknown[], firstPage: boolean): void {
-    const next = firstPage ? new Map<string, Learned>() : new Map(this.#learned)
-    for (const t of toolsOf(tools)) next.set(t.config.name, t)
-    this.#adopt(next)
-  }
-
-  /** The server's tools as now listed: pinned (changes logged), and the gate rebuilt if they changed. */
-  #adopt(next: Map<string, Learned>): void {
-    this.#learned = next
-    const prints = [...next.values()].map((t) => t.print)
-    const { changes, writeError } = this.#pins.observe(prints)
-    if (writeError) this.#log(`${writeError.message}; the pins hold in memory only`)
-    for (const c of changes) {
-      const print = next.get(c.tool)!.print
-      if (c.status === 'accepted') this.#log(`the definition of \`${c.tool}\` changed (${fieldList(c.fields)}); the change is accepted and pinned`)
-      else if ((c.status === 'changed' || c.status === 'unpinned') && this.#reported.get(c.tool) !== print.sha256) {
-        this.#reported.set(c.tool, print.sha256)
-        this.#log(
-          c.status === 'changed'
-            ? `the definition of \`${c.tool}\` changed since it was approved (${fieldList(c.fields)}); calls to it are refused until an operator accepts the change (--accept-tool-changes=${c.tool})`
-            : `the definition of \`${c.tool}\` cannot be pinned (too deeply nested, or the pin store is full); calls to it are refused`,
-        )
-      }
-    }
-    const newPins = changes.filter((c) => c.status === 'new').length
-    if (newPins > 0) this.#log(`pinned ${newPins} tool definition${newPins === 1 ? '' : 's'}`)
-    if (schemasKey(next) === this.#builtFrom) return
-    this.#rebuild()
-  }
-
-  #rebuild(): void {
-    try {
-      this.#gate = this.#build()
-      this.#log(`gating ${this.#gate.tools.length} tools`)
-      this.#builtFrom = schemasKey(this.#learned)
-    } catch (err) {
-      this.#log(`could not rebuild the gate (${(err as Error).message}); keeping the previous one`)
-    }
-  }
-
-  /** The gate from the learned tools and the configured ones (config wins for a name). */
-  #build(): ToolGate {
-    const base: ToolGateConfig = { ...(this.#opts.config ?? {}), tools: [] }
-    const allowlist = this.#opts.filterList === true && this.#configTools.size > 0
-    const tools: ToolConfig[] = []
-    const learned: ToolConfig[] = []
-    for (const [name, t] of this.#learned) {
-      const mine = this.#configTools.get(name)
-      if (mine) continue
-      if (!allowlist) learned.push(t.config)
-    }
-    for (const [name, mine] of this.#configTools) {
-      const theirs = this.#learned.get(name)?.config
-      tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
-    }
-    try {
-      return new ToolGate({ ...base, tools: [...learned, ...tools] })
-    } catch (err) {
-      if (learned.length === 0) throw err
-    }
-    // A server schema the gate cannot compile: that tool is left out (so refused as unknown).
-    const ok = learned.filter((t) => {
-      try {
-        new ToolGate({ ...base, tools: [t] })
-        return true
-      } catch (err) {
-        this.#log(`the server's schema for \`${t.name}\` cannot be compiled (${(err as Error).message}); calls to it are refused`)
-        return false
-      }
-    })
-    return new ToolGate({ ...base, tools: [...ok, ...tools] })
-  }
-}
-
-/** The tool definitions of a `tools/list` result: name and input schema for the gate, and the fingerprint to pin. */
-function toolsOf(list: unknown[]): Learned[] {
-  const out: Learned[] = []
-  for (const t of list) {
-    const print = fingerprint(t)
-    if (!isObject(t) || typeof t.name !== 'string' || print === undefined) continue
-    const schema = t.inputSchema
-    const config = isObject(schema) || typeof schema === 'boolean' ? { name: t.name, inputSchema: schema as ToolConfig['inputSchema'] } : { name: t.name }
-    out.push({ config, print })
-  }
-  return out
-}
-
-/** The tool names and schema hashes a gate is built from, as one string. */
-function schemasKey(learned: Map<string, Learned>): string {
-  return [...learned.values()].map((t) => `${t.config.name}\u0000${t.print.fields.inputSchema ?? ''}`).join('\u0001')
-}
-
-/** The refusal of a call to a tool whose definition is not the approved one. */
-function changedMessage(tool: string, fields: PinnedField[]): string {
-  return fields.length === 0
-    ? `\`${tool}\` cannot run: its definition could not be pinned for approval. Do not retry; tell the user an operator must check this tool.`
-    : `\`${tool}\` cannot run: its definition changed since it was approved (${fieldList(fields)}), and an operator must accept the change before it runs again. Do not retry; tell the user.`
-}
-
-function fieldList(fields: PinnedField[]): string {
-  return fields.length === 0 ? 'definition' : fields.join(', ')
 }
 
 function isObject(v: unknown): v is Msg {

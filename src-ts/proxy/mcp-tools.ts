@@ -1,0 +1,177 @@
+// What the MCP proxy knows of the server's tools: each listed definition (its input schema for
+// the gate, its fingerprint for the pins), the pin store's verdict on it, and the gate built
+// from the learned tools merged with the configured ones. The router (mcp.ts) feeds it every
+// tools/list answer and asks it, per call, for the gate and whether the tool is still approved.
+import { ToolGate } from '../gate'
+import type { ToolConfig, ToolGateConfig } from '../types'
+import { fingerprint, type PinnedField, type ToolFingerprint, type ToolPins } from './mcp-pins'
+
+/** A tool learned from the server: its gate config, and its definition's fingerprint. */
+export interface Learned {
+  config: ToolConfig
+  print: ToolFingerprint
+}
+
+/** Options of {@link McpToolSet}. */
+export interface McpToolSetOptions {
+  /** Configured tools and limits (a configured tool wins over the server's of that name). */
+  config?: ToolGateConfig
+  /** With configured tools: only those are gated (an allowlist, `--filter-list`). */
+  allowlist: boolean
+  pins: ToolPins
+  log: (line: string) => void
+}
+
+/**
+ * The server's tools as last listed, pinned, and the gate over them. The constructor builds
+ * the gate from the config alone (throws `ToolGateError` `E_CONFIG` for a broken config); every
+ * {@link adopt} pins the definitions (logging each change once) and rebuilds the gate only when
+ * a tool or an input schema changed, so gate state (loop, taint, confirmation tokens) survives
+ * repeated identical lists. A server schema the gate cannot compile leaves that tool out.
+ */
+export class McpToolSet {
+  readonly #config: ToolGateConfig | undefined
+  readonly #allowlist: boolean
+  readonly #configTools: Map<string, ToolConfig>
+  readonly #pins: ToolPins
+  readonly #log: (line: string) => void
+  /** The tools learned from the server (name → definition), in the server's order. */
+  #learned = new Map<string, Learned>()
+  /** What the gate was last built from (tool names and schema hashes): unchanged, no rebuild. */
+  #builtFrom = ''
+  /** Changed definitions already logged (name → hash), so each change is logged once. */
+  readonly #reported = new Map<string, string>()
+  #gate: ToolGate
+
+  constructor(opts: McpToolSetOptions) {
+    this.#config = opts.config
+    this.#allowlist = opts.allowlist
+    this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
+    this.#pins = opts.pins
+    this.#log = opts.log
+    this.#gate = this.#build()
+  }
+
+  /** The gate in use now. */
+  get gate(): ToolGate {
+    return this.#gate
+  }
+
+  /** For a tool the server listed whose current definition is not the pinned one: the fields that differ (`[]`: never approved). */
+  changed(name: string): PinnedField[] | undefined {
+    const learned = this.#learned.get(name)
+    return learned && this.#pins.check(learned.print)
+  }
+
+  /** Whether an entry of a `tools/list` result names a tool whose current definition is not the pinned one. */
+  unapproved(t: unknown): boolean {
+    return isObject(t) && typeof t.name === 'string' && this.changed(t.name) !== undefined
+  }
+
+  /** Learns one `tools/list` page: the first page replaces what was known, later pages add to it. */
+  learn(tools: unknown[], firstPage: boolean): void {
+    const next = firstPage ? new Map<string, Learned>() : new Map(this.#learned)
+    for (const t of toolsOf(tools)) next.set(t.config.name, t)
+    this.adopt(next)
+  }
+
+  /** The server's tools as now listed (every page): pinned (changes logged), and the gate rebuilt if a tool or schema changed. */
+  adopt(next: Map<string, Learned>): void {
+    this.#learned = next
+    const prints = [...next.values()].map((t) => t.print)
+    const { changes, writeError } = this.#pins.observe(prints)
+    if (writeError) this.#log(`${writeError.message}; the pins hold in memory only`)
+    for (const c of changes) {
+      const print = next.get(c.tool)!.print
+      if (c.status === 'accepted') this.#log(`the definition of \`${c.tool}\` changed (${fieldList(c.fields)}); the change is accepted and pinned`)
+      else if ((c.status === 'changed' || c.status === 'unpinned') && this.#reported.get(c.tool) !== print.sha256) {
+        this.#reported.set(c.tool, print.sha256)
+        this.#log(
+          c.status === 'changed'
+            ? `the definition of \`${c.tool}\` changed since it was approved (${fieldList(c.fields)}); calls to it are refused until an operator accepts the change (--accept-tool-changes=${c.tool})`
+            : `the definition of \`${c.tool}\` cannot be pinned (too deeply nested, or the pin store is full); calls to it are refused`,
+        )
+      }
+    }
+    const newPins = changes.filter((c) => c.status === 'new').length
+    if (newPins > 0) this.#log(`pinned ${newPins} tool definition${newPins === 1 ? '' : 's'}`)
+    if (schemasKey(next) === this.#builtFrom) return
+    this.#rebuild()
+  }
+
+  #rebuild(): void {
+    try {
+      this.#gate = this.#build()
+      this.#log(`gating ${this.#gate.tools.length} tools`)
+      this.#builtFrom = schemasKey(this.#learned)
+    } catch (err) {
+      this.#log(`could not rebuild the gate (${(err as Error).message}); keeping the previous one`)
+    }
+  }
+
+  /** The gate from the learned tools and the configured ones (config wins for a name). */
+  #build(): ToolGate {
+    const base: ToolGateConfig = { ...(this.#config ?? {}), tools: [] }
+    const allowlist = this.#allowlist && this.#configTools.size > 0
+    const tools: ToolConfig[] = []
+    const learned: ToolConfig[] = []
+    for (const [name, t] of this.#learned) {
+      const mine = this.#configTools.get(name)
+      if (mine) continue
+      if (!allowlist) learned.push(t.config)
+    }
+    for (const [name, mine] of this.#configTools) {
+      const theirs = this.#learned.get(name)?.config
+      tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
+    }
+    try {
+      return new ToolGate({ ...base, tools: [...learned, ...tools] })
+    } catch (err) {
+      if (learned.length === 0) throw err
+    }
+    // A server schema the gate cannot compile: that tool is left out (so refused as unknown).
+    const ok = learned.filter((t) => {
+      try {
+        new ToolGate({ ...base, tools: [t] })
+        return true
+      } catch (err) {
+        this.#log(`the server's schema for \`${t.name}\` cannot be compiled (${(err as Error).message}); calls to it are refused`)
+        return false
+      }
+    })
+    return new ToolGate({ ...base, tools: [...ok, ...tools] })
+  }
+}
+
+/** The tool definitions of a `tools/list` result: name and input schema for the gate, and the fingerprint to pin. */
+export function toolsOf(list: unknown[]): Learned[] {
+  const out: Learned[] = []
+  for (const t of list) {
+    const print = fingerprint(t)
+    if (!isObject(t) || typeof t.name !== 'string' || print === undefined) continue
+    const schema = t.inputSchema
+    const config = isObject(schema) || typeof schema === 'boolean' ? { name: t.name, inputSchema: schema as ToolConfig['inputSchema'] } : { name: t.name }
+    out.push({ config, print })
+  }
+  return out
+}
+
+/** The tool names and schema hashes a gate is built from, as one string. */
+function schemasKey(learned: Map<string, Learned>): string {
+  return [...learned.values()].map((t) => `${t.config.name}\u0000${t.print.fields.inputSchema ?? ''}`).join('\u0001')
+}
+
+/** The refusal of a call to a tool whose definition is not the approved one. */
+export function changedMessage(tool: string, fields: PinnedField[]): string {
+  return fields.length === 0
+    ? `\`${tool}\` cannot run: its definition could not be pinned for approval. Do not retry; tell the user an operator must check this tool.`
+    : `\`${tool}\` cannot run: its definition changed since it was approved (${fieldList(fields)}), and an operator must accept the change before it runs again. Do not retry; tell the user.`
+}
+
+function fieldList(fields: PinnedField[]): string {
+  return fields.length === 0 ? 'definition' : fields.join(', ')
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
