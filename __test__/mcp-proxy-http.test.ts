@@ -4,6 +4,7 @@
 // stdio server (for crashes), or an SDK-built HTTP MCP server (McpServer +
 // StreamableHTTPServerTransport on another loopback port) as `{ url }` upstream. Raw requests
 // (node:http) drive the listener's own checks: Host, Origin, bearer token, body size, session cap.
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
@@ -443,5 +444,37 @@ describe('mcp-proxy --listen: the listener’s own checks', () => {
     const c = await connect(l.url, auth)
     expect(text(await c.client.callTool({ name: 'echo', arguments: { n: 3 } }))).toBe('n=3 typeof number')
     await Promise.all([a.client.close(), b.client.close(), c.client.close()])
+  }, T)
+})
+
+describe('toolgate mcp-proxy --listen (the built CLI)', () => {
+  const cli = join(root, 'dist', 'cli', 'main.js')
+
+  it('serves server-filesystem over HTTP on a free port, and exits 0 on SIGTERM', async () => {
+    if (!existsSync(join(root, 'dist', 'proxy', 'mcp-http.js'))) throw new Error('run `npm run build:ts` first: this test spawns dist/cli/main.js')
+    const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, fsServer, dir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString()
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
+        if (m) resolve(m[1])
+      })
+      child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
+    })
+    try {
+      const { client, transport } = await connect(url)
+      const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
+      expect(text(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
+      await transport.terminateSession()
+      await client.close()
+    } finally {
+      child.kill('SIGTERM')
+    }
+    expect(await exited).toBe(0)
+    expect(stdout).toBe('') // nothing but protocol on stdout, and over HTTP there is none
   }, T)
 })
