@@ -7,6 +7,7 @@
 // denied by default: `no_rule`), `save_note` writes (`confirm`), `launch_rockets` is declared
 // nowhere (`unknown_tool`), `get_weather`'s `days: "3"` is repaired to 3. Failures (timeouts,
 // aborts, compression, limits) run against a bare upstream the test answers itself.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -34,7 +35,6 @@ const CONFIG = {
   ],
   policy: { rules: [{ id: 'analysts', effect: 'allow', roles: ['analyst'], tools: ['search', 'get_weather', 'save_note'] }] },
   receipts: {},
-  audit: { jsonl: 'audit.jsonl' },
 }
 
 /** The tools every request declares (not `launch_rockets`, which the model calls anyway). */
@@ -237,14 +237,32 @@ describe('anthropic messages, not streamed', () => {
 })
 
 describe('audit', () => {
-  it('records every decision in the file named relative to the config, flushed on SIGTERM', async () => {
-    const p = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', join(dir, 'toolgate.config.json')], { cwd: tmpdir() })
+  it('one hash chain in the file named relative to the config, across gates, flushed on SIGTERM', async () => {
+    writeFileSync(join(dir, 'audited.json'), JSON.stringify({ ...CONFIG, audit: { jsonl: 'audited.jsonl' } }))
+    const p = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', join(dir, 'audited.json')], { cwd: tmpdir() })
     const client = new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'sk-test-secret', maxRetries: 0, defaultHeaders: { 'x-toolgate-subject': 'audited-caller' } })
+    const tools = DECLARED.map((name) => ({ type: 'function' as const, function: { name, parameters: { type: 'object' } } }))
+    // three gates: the config's own (no tools declared), and two learned tool lists
     await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }] })
+    await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], tools })
+    await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], tools: [...tools, { type: 'function', function: { name: 'translate' } }] })
+    // the same learned tools in another order, with config tools left out: the second gate again
+    await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }], tools: [tools[2], tools[0]] })
     expect(await p.close()).toBe(0)
-    const records = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json)
+    const records = readFileSync(join(dir, 'audited.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json)
     const mine = records.filter((r) => r.type === 'decision' && r.sub === 'audited-caller')
-    expect(mine.map((r) => `${String(r.callId)} ${String(r.outcome)}`)).toEqual(['call_a denied', 'call_b denied', 'call_c rejected', 'call_d rejected', 'call_e denied'])
+    // gates hand their records over as they drain them: in order within a gate, not across gates
+    expect(mine.map((r) => `${String(r.callId)} ${String(r.outcome)}`).sort()).toEqual([
+      ...Array(4).fill('call_a denied'), ...Array(4).fill('call_b denied'), 'call_c rejected', ...Array(3).fill('call_c denied'),
+      ...Array(4).fill('call_d rejected'), ...Array(4).fill('call_e denied'),
+    ].sort())
+    // records per gate (its config hash): the config's own 5, the first learned list 10 (asked twice), the other 5
+    const perGate = new Map<unknown, number>()
+    for (const r of mine) perGate.set(r.configHash, (perGate.get(r.configHash) ?? 0) + 1)
+    expect([...perGate.values()].sort()).toEqual([10, 5, 5])
+    const verify = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'cli', 'main.js'), 'audit', 'verify', join(dir, 'audited.jsonl')], { encoding: 'utf8' })
+    expect(verify.stdout).toContain('OK the hash chain holds')
+    expect(verify.status).toBe(0)
   })
 })
 
