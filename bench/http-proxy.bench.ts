@@ -18,8 +18,10 @@
  * at once with fixed responses built here (the streaming ones cut by chatChunks from
  * __test__/helpers/upstream.ts, as the API cuts them). The proxy is `node dist/cli/main.js proxy
  * --upstream <upstream> --port 0`, ready when it prints `toolgate proxy: listening on …`. A
- * reference line, `ref: relay`, puts bench/http-relay-server.mjs in the proxy's place: a node:http
- * hop that parses the request and pipes the answer, gating nothing — what any Node proxy costs.
+ * reference lines put bench/http-relay-server.mjs in the proxy's place: a node:http hop that
+ * parses the request and passes the answer on as it comes, gating nothing — forwarding with
+ * node:http `request` (`ref: http relay`) or with `fetch` as toolgate proxy does (`ref: fetch
+ * relay`): what any Node proxy costs, and what fetch costs on top.
  * Order of work: every answer through the proxy is asserted equal to the direct one (the repaired
  * variant: the same calls with `"limit": "10"` arriving as 10), then interleaved per-request
  * timing (p50/p99, the added p50, per-round differences as a noise gauge), tinybench on the same
@@ -206,16 +208,20 @@ async function readStream(client: OpenAI): Promise<{ firstText: number; end: num
   return { firstText, end: now() - t0, text, calls, finish }
 }
 
-type Variant = 'text, direct' | 'text, proxied' | 'text, ref: relay' | '3 calls, direct' | '3 calls, proxied' | '3 calls (1 repaired), proxied' | '3 calls, ref: relay'
-const VARIANTS: Variant[] = ['text, direct', 'text, proxied', 'text, ref: relay', '3 calls, direct', '3 calls, proxied', '3 calls (1 repaired), proxied', '3 calls, ref: relay']
+type Side = 'direct' | 'proxied' | 'ref: http relay' | 'ref: fetch relay'
+const SIDES: Side[] = ['direct', 'proxied', 'ref: http relay', 'ref: fetch relay']
+type Variant = `${'text' | '3 calls'}, ${Side}` | '3 calls (1 repaired), proxied'
+const VARIANTS: Variant[] = [
+  'text, direct', 'text, proxied', 'text, ref: http relay', 'text, ref: fetch relay',
+  '3 calls, direct', '3 calls, proxied', '3 calls (1 repaired), proxied', '3 calls, ref: http relay', '3 calls, ref: fetch relay',
+]
 /** (measured, baseline): what each line adds is its p50 minus the baseline's. */
 const PAIRS: [Variant, Variant][] = [
   ['text, proxied', 'text, direct'], ['3 calls, proxied', '3 calls, direct'], ['3 calls (1 repaired), proxied', '3 calls, direct'],
-  ['text, ref: relay', 'text, direct'], ['3 calls, ref: relay', '3 calls, direct'],
+  ['text, ref: http relay', 'text, direct'], ['3 calls, ref: http relay', '3 calls, direct'],
+  ['text, ref: fetch relay', 'text, direct'], ['3 calls, ref: fetch relay', '3 calls, direct'],
 ]
-type Side = 'direct' | 'proxied' | 'ref: relay'
-const SIDES: Side[] = ['direct', 'proxied', 'ref: relay']
-const sideOf = (v: Variant): Side => (v.endsWith('direct') ? 'direct' : v.endsWith('relay') ? 'ref: relay' : 'proxied')
+const sideOf = (v: Variant): Side => SIDES.find((s) => v.endsWith(`, ${s}`)) ?? 'proxied'
 
 async function main(): Promise<void> {
   try {
@@ -228,17 +234,19 @@ async function main(): Promise<void> {
   const upstreamUrl = upstream.match[1]
   let proxy: Awaited<ReturnType<typeof start>> | undefined
   let relay: Awaited<ReturnType<typeof start>> | undefined
+  let fetchRelay: Awaited<ReturnType<typeof start>> | undefined
   try {
     proxy = await start([cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
     const proxyUrl = proxy.match[1]
     relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
+    fetchRelay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl, '--via', 'fetch'], 'stdout', /listening on (http:\/\/\S+)/)
     say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
     say(`addon: ${addonNote()}; upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
     say(`client: openai ${OPENAI_VERSION} chat.completions.create, ${TOOLS.length} tools in the request; warm-up ${WARMUP} per variant; ${ROUNDS} interleaved rounds × ${CALLS} requests per variant; ${STREAM_ROUNDS} × ${STREAMS_PER_ROUND} streams per side (upstream holds the rest ${TAIL_MS} ms after the first text); tinybench ${TB_TIME} ms per task`)
     say('')
 
     const client = (origin: string) => new OpenAI({ apiKey: 'sk-bench', baseURL: `${origin}/v1`, maxRetries: 0 })
-    const clients: Record<Side, OpenAI> = { direct: client(upstreamUrl), proxied: client(proxyUrl), 'ref: relay': client(relay.match[1]) }
+    const clients: Record<Side, OpenAI> = { direct: client(upstreamUrl), proxied: client(proxyUrl), 'ref: http relay': client(relay.match[1]), 'ref: fetch relay': client(fetchRelay.match[1]) }
     const request = (v: Variant): Promise<ChatCompletion> => {
       const client = clients[sideOf(v)]
       const model = v.startsWith('text') ? 'bench-text' : v.includes('repaired') ? 'bench-repair' : 'bench-calls'
@@ -250,7 +258,7 @@ async function main(): Promise<void> {
     if (!deepEqual(got['text, direct'], textTurn)) throw new Error(`direct text answer differs from the recorded one: ${JSON.stringify(got['text, direct'])}`)
     if (!deepEqual(got['3 calls, direct'], ANSWERS['bench-calls'])) throw new Error(`direct calls answer differs from the recorded one: ${JSON.stringify(got['3 calls, direct'])}`)
     if (!deepEqual(got['text, proxied'], got['text, direct'])) throw new Error(`text turn: proxied ${JSON.stringify(got['text, proxied'])}\n  direct ${JSON.stringify(got['text, direct'])}`)
-    for (const v of ['text, ref: relay', '3 calls, ref: relay'] as const) if (!deepEqual(got[v], v.startsWith('text') ? textTurn : ANSWERS['bench-calls'])) throw new Error(`${v}: ${JSON.stringify(got[v])}`)
+    for (const v of ['text, ref: http relay', '3 calls, ref: http relay', 'text, ref: fetch relay', '3 calls, ref: fetch relay'] as const) if (!deepEqual(got[v], v.startsWith('text') ? textTurn : ANSWERS['bench-calls'])) throw new Error(`${v}: ${JSON.stringify(got[v])}`)
     if (!deepEqual(got['3 calls, proxied'], got['3 calls, direct'])) throw new Error(`3-call turn: proxied ${JSON.stringify(got['3 calls, proxied'])}\n  direct ${JSON.stringify(got['3 calls, direct'])}`)
     const repaired = got['3 calls (1 repaired), proxied']
     if (!deepEqual(callsOf(repaired), callsOf(got['3 calls, direct'])) || repaired.choices[0]?.finish_reason !== 'tool_calls') {
@@ -293,6 +301,10 @@ async function main(): Promise<void> {
       const diffs = sortNum(roundP50[p].map((x, i) => x - roundP50[d][i]))
       say(`${p}: adds ${fmt(lat[p].p50 - lat[d].p50)} µs at p50 over ${d} (ratio ${fmt(lat[p].p50 / lat[d].p50, 2)}), ${fmt(lat[p].p99 - lat[d].p99)} µs at p99; per-round p50 difference median ${fmt(pct(diffs, 50))} µs (quartiles ${fmt(pct(diffs, 25))}–${fmt(pct(diffs, 75))})`)
     }
+    for (const t of ['text', '3 calls'] as const) {
+      const at = (x: Side) => lat[`${t}, ${x}`].p50
+      say(`${t}, p50 split: a Node hop ${fmt(at('ref: http relay') - at('direct'))} µs + fetch instead of node:http ${fmt(at('ref: fetch relay') - at('ref: http relay'))} µs + toolgate's own work ${fmt(at('proxied') - at('ref: fetch relay'))} µs = ${fmt(at('proxied') - at('direct'))} µs`)
+    }
     say('')
 
     // 3. tinybench, the same requests (tasks one after another).
@@ -311,8 +323,8 @@ async function main(): Promise<void> {
     say('')
 
     // 4. Streaming: time to the first text delta, and to the end of the stream.
-    const ttf: Record<Side, number[]> = { direct: [], proxied: [], 'ref: relay': [] }
-    const end: Record<Side, number[]> = { direct: [], proxied: [], 'ref: relay': [] }
+    const ttf = Object.fromEntries(SIDES.map((x) => [x, [] as number[]])) as Record<Side, number[]>
+    const end = Object.fromEntries(SIDES.map((x) => [x, [] as number[]])) as Record<Side, number[]>
     for (let i = 0; i < 5; i++) for (const side of SIDES) await readStream(clients[side])
     for (let r = 0; r < STREAM_ROUNDS; r++) {
       for (let k = 0; k < SIDES.length; k++) {
@@ -328,17 +340,19 @@ async function main(): Promise<void> {
       const s = sortNum(xs)
       return { p50: pct(s, 50), p99: pct(s, 99) }
     }
-    const [td, tp, tr, ed, ep, er] = [st(ttf.direct), st(ttf.proxied), st(ttf['ref: relay']), st(end.direct), st(end.proxied), st(end['ref: relay'])]
+    const first = Object.fromEntries(SIDES.map((x) => [x, st(ttf[x])])) as Record<Side, { p50: number; p99: number }>
+    const last = Object.fromEntries(SIDES.map((x) => [x, st(end[x])])) as Record<Side, { p50: number; p99: number }>
     say(`== Streaming (text, then 3 calls; ${STREAM_ROUNDS * STREAMS_PER_ROUND} streams per side; µs) ==`)
     say(`${pad('', 32)}${lpad('first text p50', 16)}${lpad('p99', 10)}${lpad('end p50', 10)}${lpad('p99', 10)}`)
-    say(`${pad('stream, direct', 32)}${lpad(fmt(td.p50), 16)}${lpad(fmt(td.p99), 10)}${lpad(fmt(ed.p50), 10)}${lpad(fmt(ed.p99), 10)}`)
-    say(`${pad('stream, proxied', 32)}${lpad(fmt(tp.p50), 16)}${lpad(fmt(tp.p99), 10)}${lpad(fmt(ep.p50), 10)}${lpad(fmt(ep.p99), 10)}`)
-    say(`${pad('stream, ref: relay', 32)}${lpad(fmt(tr.p50), 16)}${lpad(fmt(tr.p99), 10)}${lpad(fmt(er.p50), 10)}${lpad(fmt(er.p99), 10)}`)
-    say(`time to first text byte: the proxy adds ${fmt(tp.p50 - td.p50)} µs at p50 (ratio ${fmt(tp.p50 / td.p50, 2)}), the bare relay ${fmt(tr.p50 - td.p50)} µs; end of stream: proxy +${fmt(ep.p50 - ed.p50)} µs, relay +${fmt(er.p50 - ed.p50)} µs`)
+    for (const x of SIDES) say(`${pad(`stream, ${x}`, 32)}${lpad(fmt(first[x].p50), 16)}${lpad(fmt(first[x].p99), 10)}${lpad(fmt(last[x].p50), 10)}${lpad(fmt(last[x].p99), 10)}`)
+    const tp = first.proxied
+    const td = first.direct
+    say(`time to first text byte: the proxy adds ${fmt(tp.p50 - td.p50)} µs at p50 (ratio ${fmt(tp.p50 / td.p50, 2)}); the http relay ${fmt(first['ref: http relay'].p50 - td.p50)} µs, the fetch relay ${fmt(first['ref: fetch relay'].p50 - td.p50)} µs; end of stream: proxy +${fmt(last.proxied.p50 - last.direct.p50)} µs, http relay +${fmt(last['ref: http relay'].p50 - last.direct.p50)} µs, fetch relay +${fmt(last['ref: fetch relay'].p50 - last.direct.p50)} µs`)
     say(tp.p50 < TAIL_MS * 1000
       ? `the first text came through before the upstream sent the rest (${TAIL_MS} ms later): text streams live`
       : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
   } finally {
+    fetchRelay?.child.kill()
     relay?.child.kill()
     proxy?.child.kill()
     upstream.child.kill()
