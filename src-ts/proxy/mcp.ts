@@ -117,7 +117,7 @@ export class McpProxy {
     )
   }
 
-  /** The gate in use now (rebuilt whenever a tool list arrives). */
+  /** The gate in use now (rebuilt when a listed tool or its schema changes). */
   get gate(): ToolGate {
     return this.#tools.gate
   }
