@@ -15,7 +15,7 @@ const DEFAULT_MAX = 16 * 1024 * 1024
 
 const USAGE = 'toolgate mcp-proxy [flags] -- <server command…>   front an MCP server (stdio, or --listen for HTTP)'
 
-const HELP = `toolgate mcp-proxy — front an MCP server (stdio) and gate every tools/call
+const HELP = `toolgate mcp-proxy — front an MCP server (stdio, or Streamable HTTP with --listen) and gate every tools/call
 
 Usage:
   toolgate mcp-proxy [flags] -- <server command> [server args…]
