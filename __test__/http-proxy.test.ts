@@ -18,7 +18,9 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { verifyReceipt } from '../src-ts/index'
+import { ToolGate, ToolGateError, verifyReceipt } from '../src-ts/index'
+import { GateCache } from '../src-ts/proxy/http-gates'
+import { removeRefused } from '../src-ts/proxy/http-rewrite'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
@@ -573,5 +575,46 @@ describe('command line', () => {
       expect(err).toContain(msg)
       expect(err).toContain('exited (2)')
     }
+  })
+})
+
+describe('answer rewriting and tool learning (in process, real gate)', () => {
+  it('chat: several choices and a legacy function_call', () => {
+    const gate = new ToolGate({ tools: [{ name: 'search' }] })
+    const turn = {
+      object: 'chat.completion',
+      choices: [
+        { index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [call('c1', 'search', '{}'), call('c2', 'nuke', '{}')] } },
+        { index: 1, finish_reason: 'function_call', message: { role: 'assistant', content: 'thinking', function_call: { name: 'nuke', arguments: '{}' } } },
+      ],
+    }
+    const report = gate.guard(JSON.stringify(turn), { dialect: 'openai' })
+    const out = removeRefused('openai', report.payload, report.calls).body as typeof turn
+    expect(out.choices[0].message.tool_calls?.map((c) => c.id)).toEqual(['c1'])
+    expect(out.choices[0].finish_reason).toBe('tool_calls')
+    expect(out.choices[0].message.content).toContain('`nuke` was not run (unknown_tool)')
+    expect(out.choices[1].message).not.toHaveProperty('function_call')
+    expect(out.choices[1].finish_reason).toBe('stop')
+    expect(out.choices[1].message.content).toMatch(/^thinking\n\n\[toolgate\] The call to `nuke`/)
+  })
+
+  it('a refused call the payload does not hold is E_PAYLOAD, never a silent pass', () => {
+    const refused = [{ callId: 'ghost', tool: 't', outcome: 'rejected' as const, allowed: false, flags: [], message: 'no' }]
+    expect(() => removeRefused('anthropic', { content: [{ type: 'text', text: 'hi' }] }, refused)).toThrow(/refused call `ghost` not found/)
+    expect(() => removeRefused('openai-responses', { output: [] }, refused)).toThrow(ToolGateError)
+  })
+
+  it('learns request schemas; conflicting definitions and uncompilable schemas are handled', () => {
+    const cache = new GateCache({ config: { tools: [{ name: 'search', inputSchema: { type: 'object' } }] } })
+    expect(cache.gateFor('anthropic', [{ name: 'search', input_schema: { type: 'object' } }])).toBe(cache.base)
+    const g = cache.gateFor('anthropic', [{ name: 'lookup', input_schema: { type: 'object', properties: { n: { type: 'integer' } } } }])
+    expect(g.check('lookup', '{"n":"4"}').arguments).toEqual({ n: 4 })
+    expect(cache.gateFor('anthropic', [{ input_schema: {}, name: 'lookup' }, { name: 'search' }])).not.toBe(g)
+    expect(cache.gateFor('anthropic', [{ name: 'lookup', input_schema: { properties: { n: { type: 'integer' } }, type: 'object' } }])).toBe(g)
+    expect(() => cache.gateFor('openai', [{ type: 'function', function: { name: 'x', parameters: { type: 'object' } } }, { type: 'function', function: { name: 'x' } }])).toThrow(/two different definitions of `x`/)
+    const lines: string[] = []
+    const bad = new GateCache({ config: { tools: [] }, log: (l) => lines.push(l) }).gateFor('anthropic', [{ name: 'ok', input_schema: { type: 'object' } }, { name: 'broken', input_schema: { type: 'nonsense' } }])
+    expect(bad.tools).toEqual(['ok'])
+    expect(lines.join()).toContain("the request's schema for `broken` cannot be compiled")
   })
 })

@@ -273,6 +273,10 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     send(res, proxyError(dialect, 'bad_request', `the request body of POST ${route.apiPath} must be a JSON object`))
     return
   }
+  if (body.tools !== undefined && !Array.isArray(body.tools)) {
+    send(res, proxyError(dialect, 'bad_request', `request \`tools\`: expected an array of tool definitions`))
+    return
+  }
   const who = identityOf(req, s.identity)
   if (typeof who === 'string') {
     send(res, proxyError(dialect, 'bad_request', who))
