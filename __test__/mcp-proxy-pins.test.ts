@@ -263,4 +263,29 @@ describe('toolgate mcp-proxy: the config `proxy` section', () => {
       await flags.client.close()
     }
   }, T)
+
+  it('audit.jsonl (relative to the config file) keeps one hash chain across a tool change', async () => {
+    const confDir = mkdtempSync(join(dir, 'audit-'))
+    const config = join(confDir, 'toolgate.config.json')
+    writeFileSync(config, JSON.stringify({ version: 1, audit: { jsonl: 'audit.jsonl' }, proxy: { acceptToolChanges: true } }))
+    const { client, stderr } = await connect(['--config', config])
+    try {
+      for (const t of ['a', 'b']) await client.callTool({ name: 'echo', arguments: { text: t } })
+      await client.callTool({ name: 'swap', arguments: { what: 'schema' } })
+      await until(() => /the change is accepted and pinned/.test(stderr()))
+      for (const t of ['c', 'd']) await client.callTool({ name: 'echo', arguments: { text: t } })
+    } finally {
+      await client.close()
+    }
+    const log = join(confDir, 'audit.jsonl')
+    expect(readFileSync(log, 'utf8').match(/"type":"decision"/g)).toHaveLength(5)
+    const verify = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const c = spawn(process.execPath, [cli, 'audit', 'verify', log], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+      let out = ''
+      c.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      c.on('exit', (code) => resolve({ code, out }))
+    })
+    expect(verify.out).toMatch(/the hash chain holds/)
+    expect(verify.code).toBe(0)
+  }, T)
 })

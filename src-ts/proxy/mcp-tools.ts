@@ -100,6 +100,9 @@ export class McpToolSet {
   }
 
   #rebuild(): void {
+    // The old gate's buffered audit records go out first: the new gate's trail continues the
+    // file's hash chain from its last line (flush's work is synchronous).
+    void this.#gate.flush()
     try {
       this.#gate = this.#build()
       this.#log(`gating ${this.#gate.tools.length} tools`)
