@@ -212,6 +212,21 @@ describe('toolgate audit verify', () => {
     expect(report.summary).toMatchObject({ lines: whole + 2, opens: 2, tornBytesRemoved: 28 })
   })
 
+  it('two gates of one process on one file write one chain, their lines interleaved', async () => {
+    const f = fresh('two-gates.jsonl')
+    const a = new ToolGate(configA(f))
+    const b = new ToolGate(configA(f))
+    for (let i = 0; i < 5; i++) {
+      a.check('search', `{"q":"a${i}"}`, ana)
+      await a.flush()
+      b.check('search', `{"q":"b${i}"}`, ana)
+      await b.flush()
+    }
+    const { code, report } = verifyJson(f)
+    expect(code).toBe(0)
+    expect(report.summary).toMatchObject({ lines: 12, opens: 2 })
+  })
+
   // Known bug in src-ts/audit/trail.ts lastLine(): the torn tail's length is measured on decoded
   // text, so a tail cut inside a multi-byte UTF-8 character (2 bytes here, counted as 3) makes the
   // truncation eat into the last whole line. Flip to `it` once fixed.

@@ -7,6 +7,7 @@
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
 import { createHash } from 'node:crypto'
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
 
 import { ToolGateError } from '../errors'
 
@@ -70,6 +71,84 @@ function writeAll(fd: number, text: string): number {
   return done
 }
 
+/**
+ * Where one hash chain goes: a JSONL file, shared by every trail of this process writing to that
+ * path, so two gates on one file still write one unbroken chain; without a file, standard output
+ * (one chain for the process too), or else a trail's own chain for `onAudit`.
+ */
+class Chain {
+  readonly path: string | undefined
+  fd: number | undefined
+  bytes = 0
+  prev: string | null = null
+  /** Trails writing through this chain (the file is closed when the last one closes). */
+  users = 0
+  /** Bytes of a torn tail cut off when the file was opened (reported once, by the first `open`). */
+  recovered = 0
+
+  constructor(path: string | undefined) {
+    this.path = path
+    if (path === undefined) return
+    try {
+      this.fd = openSync(path, 'a+')
+      this.bytes = -1
+      this.resync()
+    } catch (err) {
+      if (this.fd !== undefined) closeSync(this.fd)
+      throw new ToolGateError('E_CONFIG', `audit.jsonl ${path}: cannot be opened for appending (${(err as Error).message})`, { cause: err })
+    }
+  }
+
+  /**
+   * Continues from the file as it is when it changed behind this process's back (it is new to
+   * the chain, or something else wrote to it): a torn tail is cut off, and the next line links
+   * to the last whole one.
+   */
+  resync(): void {
+    if (this.fd === undefined || fstatSync(this.fd).size === this.bytes) return
+    const last = lastLine(this.fd)
+    if (last.torn > 0) {
+      ftruncateSync(this.fd, last.size - last.torn)
+      this.recovered += last.torn
+    }
+    this.bytes = last.size - last.torn
+    this.prev = last.line === null ? null : lineHash(last.line)
+  }
+
+  release(key: string | undefined): void {
+    if (--this.users > 0) return
+    if (key !== undefined) files.delete(key)
+    if (this.fd !== undefined) closeSync(this.fd)
+    this.fd = undefined
+  }
+}
+
+/** The chains of the JSONL files open in this process by absolute path, and of stdout. */
+const files = new Map<string, Chain>()
+/** The key of the stdout chain (no file path starts with a NUL). */
+const STDOUT_KEY = '\0stdout'
+
+/** The key of the chain a trail with these sinks writes (undefined: a chain of its own). */
+function chainKey(sinks: AuditSinks): string | undefined {
+  return sinks.jsonl !== undefined ? resolvePath(sinks.jsonl) : sinks.stdout === true ? STDOUT_KEY : undefined
+}
+
+function chainFor(key: string | undefined): Chain {
+  let chain = key === undefined ? undefined : files.get(key)
+  if (chain === undefined) {
+    chain = new Chain(key === STDOUT_KEY ? undefined : key)
+    if (key !== undefined) files.set(key, chain)
+  } else if (key !== undefined) {
+    try {
+      chain.resync()
+    } catch (err) {
+      throw new ToolGateError('E_CONFIG', `audit.jsonl ${key}: cannot be read (${(err as Error).message})`, { cause: err })
+    }
+  }
+  chain.users++
+  return chain
+}
+
 const live = new Set<WeakRef<AuditTrail>>()
 let exitHooked = false
 
@@ -85,34 +164,24 @@ function hookExit(): void {
 export class AuditTrail {
   readonly #source: AuditSource
   readonly #sinks: AuditSinks
-  #fd: number | undefined
-  #bytes = 0
-  #prev: string | null = null
+  #chain: Chain | undefined
   #since = 0
   #failed = false
   #lost = 0
   #timer: ReturnType<typeof setInterval>
   readonly #ref: WeakRef<AuditTrail>
 
-  /** Opens the sinks (the JSONL file continues its chain; a torn tail is cut off and reported in the `open` record). */
+  /**
+   * Opens the sinks (the JSONL file continues its chain; a torn tail is cut off and reported in
+   * the `open` record). Trails of this process on the same file share its chain: each writes
+   * its own `open` record into it, and every line links to the one written before it.
+   */
   constructor(source: AuditSource, sinks: AuditSinks) {
     this.#source = source
     this.#sinks = sinks
-    let recovered = 0
-    if (sinks.jsonl !== undefined) {
-      try {
-        this.#fd = openSync(sinks.jsonl, 'a+')
-        const last = lastLine(this.#fd)
-        if (last.torn > 0) {
-          ftruncateSync(this.#fd, last.size - last.torn)
-          recovered = last.torn
-        }
-        this.#bytes = last.size - last.torn
-        this.#prev = last.line === null ? null : lineHash(last.line)
-      } catch (err) {
-        throw new ToolGateError('E_CONFIG', `audit.jsonl ${sinks.jsonl}: cannot be opened for appending (${(err as Error).message})`, { cause: err })
-      }
-    }
+    this.#chain = chainFor(chainKey(sinks))
+    const recovered = this.#chain.recovered
+    this.#chain.recovered = 0
     this.#write([this.#openRecord('open', recovered)])
     this.#ref = new WeakRef(this)
     live.add(this.#ref)
@@ -150,8 +219,8 @@ export class AuditTrail {
     this.flush()
     clearInterval(this.#timer)
     live.delete(this.#ref)
-    if (this.#fd !== undefined) closeSync(this.#fd)
-    this.#fd = undefined
+    this.#chain?.release(chainKey(this.#sinks))
+    this.#chain = undefined
   }
 
   #openRecord(type: 'open' | 'rotate', recoveredBytes: number): string {
@@ -161,12 +230,23 @@ export class AuditTrail {
   }
 
   #write(lines: string[]): void {
+    const chain = this.#chain
+    if (chain === undefined) {
+      // closed: nothing can take these any more
+      this.#lost += lines.length
+      return
+    }
     try {
-      if (this.#fd !== undefined) {
+      if (chain.path !== undefined && chain.fd === undefined) {
+        // a rotation failed half-way: the file is opened again before anything is chained
+        chain.fd = openSync(chain.path, 'a+')
+        chain.bytes = fstatSync(chain.fd).size
+      }
+      if (chain.fd !== undefined) {
         // rotate before chaining, so the batch follows the `rotate` record
         const max = this.#sinks.maxFileBytes
         const estimate = lines.reduce((n, l) => n + Buffer.byteLength(l) + 60, 0)
-        if (max !== undefined && this.#bytes > 0 && this.#bytes + estimate > max) this.#rotate()
+        if (max !== undefined && chain.bytes > 0 && chain.bytes + estimate > max) this.#rotate(chain)
       }
     } catch (err) {
       this.#fail(err, lines.length)
@@ -174,19 +254,19 @@ export class AuditTrail {
     }
     let out = ''
     const written: string[] = []
-    const start = this.#prev
+    const start = chain.prev
     for (const raw of lines) {
-      const line = chained(raw, this.#prev)
-      this.#prev = lineHash(line)
+      const line = chained(raw, chain.prev)
+      chain.prev = lineHash(line)
       out += line + '\n'
       written.push(line)
     }
-    if (this.#fd !== undefined) {
+    if (chain.fd !== undefined) {
       try {
-        this.#bytes += writeAll(this.#fd, out)
+        chain.bytes += writeAll(chain.fd, out)
       } catch (err) {
         // nothing of this batch is the chain's: the next line follows the last one written
-        this.#prev = start
+        chain.prev = start
         this.#fail(err, lines.length)
         return
       }
@@ -213,7 +293,7 @@ export class AuditTrail {
 
   #retry(): void {
     try {
-      if (this.#fd !== undefined) fstatSync(this.#fd)
+      if (this.#chain?.fd !== undefined) fstatSync(this.#chain.fd)
       this.#failed = false
       this.#source.setFailed(false)
     } catch {
@@ -222,16 +302,17 @@ export class AuditTrail {
   }
 
   /** Renames the full file to `<file>.<n>` and opens a fresh one whose first line is a `rotate` record chained to the old last line. */
-  #rotate(): void {
-    const path = this.#sinks.jsonl!
-    closeSync(this.#fd!)
+  #rotate(chain: Chain): void {
+    const path = chain.path!
+    closeSync(chain.fd!)
+    chain.fd = undefined
     let n = 1
     while (existsSync(`${path}.${n}`)) n++
     renameSync(path, `${path}.${n}`)
-    this.#fd = openSync(path, 'a+')
-    this.#bytes = 0
-    const line = chained(this.#openRecord('rotate', 0), this.#prev)
-    this.#bytes += writeAll(this.#fd, line + '\n')
-    this.#prev = lineHash(line)
+    chain.fd = openSync(path, 'a+')
+    chain.bytes = 0
+    const line = chained(this.#openRecord('rotate', 0), chain.prev)
+    chain.bytes += writeAll(chain.fd, line + '\n')
+    chain.prev = lineHash(line)
   }
 }

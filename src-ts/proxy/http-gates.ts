@@ -11,14 +11,11 @@
 // (which is per gate — a conversation whose tool list changes moves to another gate's state).
 // Requests declaring no tool beyond the config's all share the config's own gate.
 //
-// Audit: every gate keeps its own hash chain, so gates writing one file would break it. With an
-// audit file (or stdout), each gate records to the proxy instead (`audit` without sinks, plus
-// `onAudit`), and one trail owned by the proxy re-chains every gate's lines into the file: one
-// chain per file, whatever the number of gates. When that file cannot be written, the gates are
-// told (their `onAudit` throws), so `audit.onFailure: "deny"` still refuses calls.
+// Audit: every gate records through its own trail; trails of one process writing one file (or
+// stdout) share its hash chain (src-ts/audit/trail.ts), so the file holds one chain whatever the
+// number of gates, each gate's `open` record naming its config.
 import { createHash } from 'node:crypto'
 
-import { AuditTrail, type AuditSinks } from '../audit/trail'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { ToolConfig, ToolGateConfig } from '../types'
@@ -121,24 +118,14 @@ export class GateCache {
   readonly #log: (line: string) => void
   readonly #base: ToolGate
   readonly #gates = new Map<string, ToolGate>()
-  readonly #audit: SharedAudit | undefined
 
   /** Compiles the config's own gate; throws `E_CONFIG` as `new ToolGate` does. */
   constructor(opts: GateCacheOptions) {
     this.#configTools = new Map((opts.config.tools ?? []).map((t) => [t.name, t]))
     this.#max = Math.max(1, opts.max ?? DEFAULT_GATE_CACHE)
     this.#log = opts.log ?? (() => undefined)
-    const a = opts.config.audit
-    if (a !== undefined && (a.jsonl !== undefined || a.stdout === true)) {
-      const { jsonl, stdout, maxFileBytes, ...rest } = a
-      this.#config = { ...opts.config, audit: rest }
-      this.#audit = new SharedAudit()
-      this.#base = new ToolGate(this.#config, { onAudit: this.#audit.onAudit })
-      this.#audit.open({ jsonl, stdout, maxFileBytes })
-    } else {
-      this.#config = opts.config
-      this.#base = new ToolGate(opts.config)
-    }
+    this.#config = opts.config
+    this.#base = new ToolGate(opts.config)
   }
 
   /** The config's own gate (for requests declaring no tool beyond the config's). */
@@ -182,11 +169,10 @@ export class GateCache {
   async flush(): Promise<void> {
     await this.#base.flush()
     for (const g of this.#gates.values()) await g.flush()
-    this.#audit?.flush()
   }
 
   #gate(config: ToolGateConfig): ToolGate {
-    return this.#audit === undefined ? new ToolGate(config) : new ToolGate(config, { onAudit: this.#audit.onAudit })
+    return new ToolGate(config)
   }
 
   #build(extra: ToolConfig[]): ToolGate {
@@ -209,54 +195,5 @@ export class GateCache {
       }
     })
     return this.#gate({ ...this.#config, tools: [...ok, ...kept] })
-  }
-}
-
-/** Records drained before the proxy's trail writes them out on its own. */
-const SHARED_FLUSH_EVERY = 1024
-const PREV = /,"prev":(?:null|"[A-Za-z0-9_-]*")\}$/
-
-/**
- * One audit trail for all the proxy's gates: each gate hands it its chained lines (`onAudit`);
- * their own `prev` is cut off and the line re-chained here, in the order the lines arrive.
- */
-class SharedAudit {
-  #queue: string[] = []
-  #failed = false
-  #trail: AuditTrail | undefined
-  #configHash = ''
-
-  /** The gates' `onAudit`: throws while the shared sink fails, so each gate counts its records as unrecorded. */
-  readonly onAudit = (line: string): void => {
-    if (this.#failed) throw new Error('the proxy\'s audit sink cannot be written')
-    if (this.#configHash === '' && line.startsWith('{"v":1,"type":"open"')) {
-      this.#configHash = (JSON.parse(line) as { configHash?: string }).configHash ?? ''
-    }
-    this.#queue.push(line.replace(PREV, '}'))
-    if (this.#queue.length >= SHARED_FLUSH_EVERY) this.flush()
-  }
-
-  /** Opens the sinks; call after the first gate was built (its `open` record names the config). */
-  open(sinks: AuditSinks): void {
-    const self = this
-    this.#trail = new AuditTrail({
-      drain: () => {
-        const text = self.#queue.length === 0 ? '' : `${self.#queue.join('\n')}\n`
-        self.#queue = []
-        return text
-      },
-      setFailed: (f) => {
-        self.#failed = f
-      },
-      get configHash() {
-        return self.#configHash
-      },
-    }, sinks)
-    // after the trails' own exit hook (which hands the gates' last records over): write them out
-    process.on('exit', () => this.flush())
-  }
-
-  flush(): void {
-    this.#trail?.flush()
   }
 }
