@@ -301,9 +301,11 @@ async function main(): Promise<void> {
       const diffs = sortNum(roundP50[p].map((x, i) => x - roundP50[d][i]))
       say(`${p}: adds ${fmt(lat[p].p50 - lat[d].p50)} µs at p50 over ${d} (ratio ${fmt(lat[p].p50 / lat[d].p50, 2)}), ${fmt(lat[p].p99 - lat[d].p99)} µs at p99; per-round p50 difference median ${fmt(pct(diffs, 50))} µs (quartiles ${fmt(pct(diffs, 25))}–${fmt(pct(diffs, 75))})`)
     }
+    // paired per round (same load): the median of the rounds' p50 differences
+    const paired = (a: Variant, b: Variant) => pct(sortNum(roundP50[a].map((x, i) => x - roundP50[b][i])), 50)
     for (const t of ['text', '3 calls'] as const) {
-      const at = (x: Side) => lat[`${t}, ${x}`].p50
-      say(`${t}, p50 split: a Node hop ${fmt(at('ref: http relay') - at('direct'))} µs + fetch instead of node:http ${fmt(at('ref: fetch relay') - at('ref: http relay'))} µs + toolgate's own work ${fmt(at('proxied') - at('ref: fetch relay'))} µs = ${fmt(at('proxied') - at('direct'))} µs`)
+      const v = (x: Side): Variant => `${t}, ${x}`
+      say(`${t}, split (medians of per-round p50 differences): a Node hop ${fmt(paired(v('ref: http relay'), v('direct')))} µs + fetch instead of node:http ${fmt(paired(v('ref: fetch relay'), v('ref: http relay')))} µs + toolgate's own work ${fmt(paired(v('proxied'), v('ref: fetch relay')))} µs (proxied − direct: ${fmt(paired(v('proxied'), v('direct')))} µs)`)
     }
     say('')
 

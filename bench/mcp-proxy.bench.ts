@@ -184,7 +184,9 @@ async function main(): Promise<void> {
     }
     const met = added('proxied') < TARGET_ADDED_P50_US
     say(`target: the proxy adds under ${TARGET_ADDED_P50_US} µs p50 per tools/call — ${met ? 'met' : 'NOT met'} (${fmt(added('proxied'))} µs; repaired path ${fmt(added('proxied, repaired'))} µs)`)
-    say(`of which any extra Node process in the path costs ${fmt(added('ref: relay, pipe'))} µs (bytes piped) to ${fmt(added('ref: relay, lines'))} µs (each line parsed and re-serialized); toolgate's own work ≈ proxied − relay, lines = ${fmt(lat.proxied.p50 - lat['ref: relay, lines'].p50)} µs`)
+    // paired per round (same load): the median of the rounds' p50 differences
+    const paired = (a: Variant, b: Variant) => pct(sortNum(roundP50[a].map((x, i) => x - roundP50[b][i])), 50)
+    say(`split (medians of per-round p50 differences): an extra Node process ${fmt(paired('ref: relay, pipe', 'direct'))} µs (bytes piped); parsing and re-serializing each line: ${fmt(paired('ref: relay, lines', 'ref: relay, pipe'))} µs more; toolgate's own work (proxied − relay, lines) ${fmt(paired('proxied', 'ref: relay, lines'))} µs; a repair ${fmt(paired('proxied, repaired', 'proxied'))} µs more`)
     say('')
 
     // 3. tinybench, the same calls (tasks run one after another: load changes move the differences).
