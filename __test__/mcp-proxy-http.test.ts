@@ -21,6 +21,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp-http'
+import { loadMcpSdk } from '../src-ts/proxy/mcp-sdk'
 
 const root = join(__dirname, '..')
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
@@ -169,6 +170,18 @@ describe('mcp-proxy --listen: the upstream process per session', () => {
     expect(alive(pidC)).toBe(false)
     await c.client.close()
   }, T)
+})
+
+describe('mcp-proxy --listen without the MCP SDK installed', () => {
+  it('says which package to install, as E_CONFIG', async () => {
+    // @ts-expect-error: a module that does not exist, as the SDK is absent where it is not installed
+    const missing = () => import('@modelcontextprotocol/sdk-not-installed/server.js')
+    await expect(loadMcpSdk(missing, 'toolgate mcp-proxy --listen')).rejects.toMatchObject({
+      code: 'E_CONFIG',
+      message: expect.stringContaining('toolgate mcp-proxy --listen needs the MCP SDK: npm install @modelcontextprotocol/sdk'),
+    })
+    await expect(loadMcpSdk(() => Promise.reject(new TypeError('boom')), 'x')).rejects.toThrow('boom')
+  })
 })
 
 describe('mcp-proxy --listen: an upstream that is not there', () => {

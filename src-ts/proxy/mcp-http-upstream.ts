@@ -8,6 +8,7 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 import { readLines, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
+import { loadMcpSdk } from './mcp-sdk'
 
 /** Where an upstream reports to. */
 export interface UpstreamEvents {
@@ -92,7 +93,7 @@ export function stdioUpstream(command: string[], maxMessageBytes: number, ev: Up
  * undelivered.
  */
 export async function httpUpstream(url: string, maxMessageBytes: number, ev: UpstreamEvents): Promise<Upstream> {
-  const { StreamableHTTPClientTransport: Client } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const { StreamableHTTPClientTransport: Client } = await loadMcpSdk(() => import('@modelcontextprotocol/sdk/client/streamableHttp.js'), 'toolgate mcp-proxy --upstream-url')
   const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev) })
   let closed = false
   transport.onmessage = (msg) => ev.message(msg)

@@ -12,6 +12,7 @@ import { ToolPins } from './mcp-pins'
 import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
 import { McpHttpSession } from './mcp-http-session'
 import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
+import { loadMcpSdk } from './mcp-sdk'
 
 /** Options of {@link listenMcpHttp}. */
 export interface McpHttpListenOptions extends McpProxyOptions {
@@ -62,7 +63,7 @@ const DETACHED_IDLE_MS = 60_000
  */
 export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttpListener> {
   validate(opts)
-  const { StreamableHTTPServerTransport: Transport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js')
+  const { StreamableHTTPServerTransport: Transport } = await loadMcpSdk(() => import('@modelcontextprotocol/sdk/server/streamableHttp.js'), 'toolgate mcp-proxy --listen')
   const log = opts.log ?? (() => {})
   const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS
   const idleMs = opts.idleSessionMs ?? DEFAULT_IDLE_MS
