@@ -5,7 +5,7 @@
  * and, streaming, the time to the first text byte.
  *
  *   npm run build:ts                          # the bench spawns dist/cli/main.js
- *   npx tsx bench/http-proxy.bench.ts         # ~30 s
+ *   npx tsx bench/http-proxy.bench.ts         # about a minute
  *   npx tsx bench/http-proxy.bench.ts --quick # smoke run
  *
  * Env overrides: BENCH_WARMUP (requests per variant before timing, default 300), BENCH_ROUNDS

@@ -3,7 +3,7 @@
  * per second go through it, against a direct connection to the same server in the same run.
  *
  *   npm run build:ts                         # the bench spawns dist/cli/main.js
- *   npx tsx bench/mcp-proxy.bench.ts         # ~40 s
+ *   npx tsx bench/mcp-proxy.bench.ts         # under a minute
  *   npx tsx bench/mcp-proxy.bench.ts --quick # smoke run
  *
  * Env overrides: BENCH_WARMUP (calls per variant before timing, default 2000), BENCH_ROUNDS
