@@ -118,9 +118,17 @@ function responsesFile(dir: string): string {
 
 // --- processes ---
 
+/** Every child spawned, killed when the bench exits however it exits (none outlives a crash or ^C). */
+const children = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill()
+})
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => process.exit(130))
+
 /** Spawns `node <args>` and resolves with the first match of `ready` on its `stream`. */
 function start(args: string[], stream: 'stdout' | 'stderr', ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray; tail: () => string }> {
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
   let tail = ''
   let seen = ''
   return new Promise((resolvePromise, reject) => {
@@ -176,6 +184,18 @@ function addonNote(): string {
   } catch {
     return 'not found at the usual path'
   }
+}
+
+/** A warning when dist/ is older than the proxy's sources (the bench would time stale code). */
+function distNote(): string {
+  const stale = ['src-ts/proxy/http.ts', 'src-ts/proxy/http-upstream.ts', 'src-ts/proxy/http-gates.ts', 'src-ts/proxy/http-rewrite.ts', 'src-ts/proxy/http-sse.ts', 'src-ts/cli/proxy.ts', 'src-ts/gate.ts'].filter((f) => {
+    try {
+      return statSync(join(root, f)).mtimeMs > statSync(cli).mtimeMs
+    } catch {
+      return false
+    }
+  })
+  return stale.length === 0 ? 'dist/ is newer than the proxy sources' : `WARNING: ${stale.join(', ')} newer than dist/ — run \`npm run build:ts\``
 }
 
 /** Tool calls as (id, name, parsed arguments): what a host acts on, independent of spacing. */
@@ -241,7 +261,8 @@ async function main(): Promise<void> {
     relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
     fetchRelay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl, '--via', 'fetch'], 'stdout', /listening on (http:\/\/\S+)/)
     say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-    say(`addon: ${addonNote()}; upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
+    say(`addon: ${addonNote()}; ${distNote()}`)
+    say(`upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
     say(`client: openai ${OPENAI_VERSION} chat.completions.create, ${TOOLS.length} tools in the request; warm-up ${WARMUP} per variant; ${ROUNDS} interleaved rounds × ${CALLS} requests per variant; ${STREAM_ROUNDS} × ${STREAMS_PER_ROUND} streams per side (upstream holds the rest ${TAIL_MS} ms after the first text); tinybench ${TB_TIME} ms per task`)
     say('')
 

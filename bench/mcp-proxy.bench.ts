@@ -12,8 +12,8 @@
  * default 2000).
  *
  * The server is bench/mcp-echo-server.mjs (the official SDK's McpServer over stdio, one `echo`
- * tool answering at once with its arguments). Three variants, each an official SDK `Client` with
- * a `StdioClientTransport`:
+ * tool answering at once with its arguments). Five sides, each an official SDK `Client` with a
+ * `StdioClientTransport`:
  *   - direct:            spawns `node bench/mcp-echo-server.mjs`
  *   - proxied:           spawns `node dist/cli/main.js mcp-proxy -- node bench/mcp-echo-server.mjs`
  *   - proxied, repaired: the same proxy; the call carries `"n": "5"`, which the gate repairs to 5
@@ -106,7 +106,7 @@ function addonNote(): string {
 
 /** A warning when dist/ is older than the proxy's sources (the bench would time stale code). */
 function distNote(): string {
-  const stale = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts'].filter((f) => {
+  const stale = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/mcp-stdio.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts'].filter((f) => {
     try {
       return statSync(join(root, f)).mtimeMs > statSync(cli).mtimeMs
     } catch {
