@@ -10,6 +10,7 @@ import { listenMcpHttp } from '../proxy/mcp-http'
 import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
 import type { CallContext, ToolGateConfig } from '../types'
+import { deferredLog } from './log'
 
 const DEFAULT_MAX = 16 * 1024 * 1024
 
@@ -307,7 +308,8 @@ export const command = {
       process.stderr.write(`toolgate mcp-proxy: ${(err as Error).message}\n`)
       return 2
     }
-    const log = (line: string) => process.stderr.write(`toolgate mcp-proxy: ${line}\n`)
+    // batched once per event-loop turn: a repaired or refused call's line costs the call nothing
+    const log = deferredLog('toolgate mcp-proxy: ')
     const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log }
     if (p.listen !== undefined) return listen(p, config, proxyOpts)
     const [cmd, ...args] = p.server
@@ -333,7 +335,9 @@ export const command = {
 /** `--listen`: serve the proxy over Streamable HTTP until SIGINT/SIGTERM (exit 0). */
 async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: McpProxyOptions): Promise<number> {
   const fail = (why: string) => {
-    process.stderr.write(`toolgate mcp-proxy: ${why}\n`)
+    // through the same queue as the lines before it, so they stay in order
+    if (proxyOpts.log !== undefined) proxyOpts.log(why)
+    else process.stderr.write(`toolgate mcp-proxy: ${why}\n`)
     return 2
   }
   const proxy = config?.proxy ?? {}
@@ -361,7 +365,7 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
   } catch (err) {
     return fail((err as Error).message)
   }
-  process.stderr.write(`toolgate mcp-proxy: listening on ${listener.url}\n`)
+  proxyOpts.log?.(`listening on ${listener.url}`)
   const l = listener
   return new Promise<number>((resolve) => {
     let stopping = false

@@ -11,6 +11,7 @@ import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../p
 import { parseUpstream } from '../proxy/http-upstream'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'
+import { deferredLog } from './log'
 
 const USAGE = 'toolgate proxy --upstream URL --port N [flags]   an OpenAI/Anthropic-compatible HTTP proxy'
 
@@ -133,7 +134,8 @@ const whole = (flag: string, v: string, min: number, max = Number.MAX_SAFE_INTEG
 export const command = {
   usage: USAGE,
   async run(argv: string[]): Promise<number> {
-    const out = (line: string) => process.stderr.write(`toolgate proxy: ${line}\n`)
+    // batched once per event-loop turn, after the answer went out; flushed on exit
+    const out = deferredLog('toolgate proxy: ')
     // --role repeats; the shared parser takes each other flag once
     const roles: string[] = []
     const rest: string[] = []

@@ -4,6 +4,8 @@
 // calls.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http'
 
+import { DECODED_CODINGS, type UpstreamTarget } from './http-client'
+
 /** The model APIs the HTTP proxy guards. */
 export type ApiDialect = 'openai' | 'openai-responses' | 'anthropic'
 
@@ -18,6 +20,8 @@ export const GUARDED_PATHS: Readonly<Record<string, ApiDialect>> = Object.freeze
 export interface UpstreamBase {
   origin: string
   basePath: string
+  /** Scheme, host, port and credentials of the origin, for node:http (`path` is the base path). */
+  target: UpstreamTarget
   /** The URL for logs and messages: no user name or password. */
   display: string
 }
@@ -42,13 +46,22 @@ export function parseUpstream(text: string): UpstreamBase | string {
   const shown = new URL(u.href)
   shown.username = ''
   shown.password = ''
-  return { origin: u.origin, basePath, display: shown.href.replace(/\/$/, '') }
+  const target: UpstreamTarget = {
+    protocol: u.protocol,
+    hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
+    port: u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80,
+    path: basePath,
+  }
+  if (u.username !== '' || u.password !== '') target.auth = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`
+  return { origin: u.origin, basePath, target, display: shown.href.replace(/\/$/, '') }
 }
 
 /** A request's place upstream: its API path (base path removed), the upstream URL, and the guarded dialect, if any. */
 export interface Route {
   apiPath: string
   url: string
+  /** Where node:http sends it: the upstream target with the whole path (base path + API path + query). */
+  target: UpstreamTarget
   dialect: ApiDialect | undefined
 }
 
@@ -66,43 +79,64 @@ export function routeOf(method: string | undefined, rawUrl: string | undefined, 
   if (!path.startsWith('/')) path = `/${path}`
   if (base.basePath !== '' && (path === base.basePath || path.startsWith(`${base.basePath}/`))) path = path.slice(base.basePath.length) || '/'
   const dialect = method === 'POST' && Object.prototype.hasOwnProperty.call(GUARDED_PATHS, path) ? GUARDED_PATHS[path] : undefined
-  return { apiPath: path, url: `${base.origin}${base.basePath}${path}${query}`, dialect }
+  const full = `${base.basePath}${path}${query}`
+  return { apiPath: path, url: `${base.origin}${full}`, target: { ...base.target, path: full }, dialect }
 }
 
-/** Request headers never forwarded: hop-by-hop, recomputed by the HTTP client, or for the proxy itself. */
-const DROP_REQUEST = new Set([
+/** Request headers never forwarded: hop-by-hop, or for the proxy itself. */
+const HOP_BY_HOP = new Set([
   'host', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te', 'trailer',
-  'upgrade', 'content-length', 'expect', 'accept-encoding', 'http2-settings',
+  'upgrade', 'expect', 'http2-settings',
 ])
+/** Dropped too when the proxy sends its own body (its length) and decodes the answer (its codings). */
+const REWRITTEN = new Set(['content-length', 'accept-encoding'])
 
-/** Response headers never passed back: hop-by-hop, or no longer true once the body is decoded or rewritten. */
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'trailer', 'upgrade', 'content-encoding', 'content-length'])
+/** Response headers never passed back: hop-by-hop. */
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'trailer', 'upgrade'])
+/** Dropped too once the body is decoded or rewritten: no longer true. */
+const DROP_DECODED = new Set(['content-encoding', 'content-length'])
+
+/** The header names a `Connection` header lists (hop-by-hop by declaration), if any. */
+function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined
+  const names = String(value).split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '' && s !== 'close' && s !== 'keep-alive')
+  return names.length === 0 ? undefined : new Set(names)
+}
 
 /**
  * The headers to send upstream: the client's, minus hop-by-hop headers, those the `Connection`
  * header names, and `strip` (the identity headers). `Authorization`, `x-api-key` and every
- * other header pass untouched. `Accept-Encoding` is set to what the proxy can decode.
+ * other header pass untouched. `as: 'guarded'` (the proxy sends its own body and decodes the
+ * answer): `Content-Length` is left to the client library and `Accept-Encoding` set to what the
+ * proxy can decode. `as: 'passed'` (body and answer streamed as they are): both kept as sent.
  */
-export function upstreamHeaders(headers: IncomingHttpHeaders, strip: ReadonlySet<string>): Record<string, string> {
-  const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+export function upstreamHeaders(headers: IncomingHttpHeaders, strip: ReadonlySet<string>, as: 'guarded' | 'passed'): Record<string, string> {
+  const named = connectionNamed(headers.connection)
+  const rewritten = as === 'guarded'
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(headers)) {
-    if (v === undefined || DROP_REQUEST.has(k) || named.has(k) || strip.has(k)) continue
+  for (const k in headers) {
+    const v = headers[k]
+    if (v === undefined || HOP_BY_HOP.has(k) || (rewritten && REWRITTEN.has(k)) || named?.has(k) || strip.has(k)) continue
     out[k] = Array.isArray(v) ? v.join(', ') : v
   }
-  out['accept-encoding'] = 'gzip, deflate, br'
+  if (rewritten) out['accept-encoding'] = DECODED_CODINGS
   return out
 }
 
-/** The upstream's response headers to pass back (decoded body: no `content-encoding` or `content-length`). */
-export function clientHeaders(h: Headers): OutgoingHttpHeaders {
+/**
+ * The upstream's answer headers to pass back: all but hop-by-hop ones (and those its
+ * `Connection` names); `decoded` (the body is decoded or rewritten): no `Content-Encoding` or
+ * `Content-Length` either. `Set-Cookie` stays a list.
+ */
+export function clientHeaders(res: IncomingMessage, decoded: boolean): OutgoingHttpHeaders {
+  const h = res.headers
+  const named = connectionNamed(h.connection)
   const out: OutgoingHttpHeaders = {}
-  h.forEach((value, key) => {
-    if (DROP_RESPONSE.has(key) || key === 'set-cookie') return
-    out[key] = value
-  })
-  const cookies = h.getSetCookie()
-  if (cookies.length > 0) out['set-cookie'] = cookies
+  for (const k in h) {
+    const v = h[k]
+    if (v === undefined || DROP_RESPONSE.has(k) || (decoded && DROP_DECODED.has(k)) || named?.has(k)) continue
+    out[k] = v
+  }
   return out
 }
 
@@ -169,35 +203,4 @@ export async function readBounded(req: IncomingMessage, limit: number): Promise<
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks, size)
-}
-
-/** Reads an upstream body of at most `limit` bytes (decoded); `'too_large'` past it (the rest is not read). */
-export async function readUpstreamBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Buffer | 'too_large'> {
-  if (body === null) return Buffer.alloc(0)
-  const chunks: Buffer[] = []
-  let size = 0
-  const reader = body.getReader()
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      if (size > limit) {
-        await reader.cancel().catch(() => undefined)
-        return 'too_large'
-      }
-      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength))
-    }
-  } finally {
-    reader.releaseLock()
-  }
-  return Buffer.concat(chunks, size)
-}
-
-/** Why a fetch failed, for messages: the system error code of its cause when there is one. */
-export function fetchFailure(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
-  if (cause && typeof cause.code === 'string') return cause.code
-  if (cause && typeof cause.message === 'string') return cause.message
-  return err instanceof Error ? err.message : String(err)
 }

@@ -5,21 +5,22 @@
 // http-sse.ts) — repaired arguments written back, refused calls removed and told as a text part
 // and the `x-toolgate-refused` header. Every other request passes through unchanged, streamed both
 // ways. Every decision is the gate's; this file routes, bounds and answers failures.
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
+import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 
 import { filterBody } from '../adapters/openai-guarded-turns'
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext, ToolGateConfig, TurnCall } from '../types'
+import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, type UpstreamAgents, type UpstreamRequest } from './http-client'
 import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
 import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
 import { MAX_HEADER_CHARS, receiptsHeader, removeRefused } from './http-rewrite'
 import { guardSse } from './http-sse'
 import {
-  clientHeaders, dialectForErrors, fetchFailure, parseUpstream, proxyError, readBounded, readUpstreamBounded, routeOf, upstreamHeaders,
+  clientHeaders, dialectForErrors, parseUpstream, proxyError, readBounded, routeOf, upstreamHeaders,
   type ApiDialect, type ProxyError, type Route, type UpstreamBase,
 } from './http-upstream'
 
@@ -83,6 +84,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
   const settings: Settings = {
     base,
     gates,
+    agents: upstreamAgents(),
     identity,
     strip: identityHeaderSet(identity),
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -107,13 +109,14 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
     port: addr.port,
     upstream: base.display,
     publicKey: gates.base.publicKey,
-    close: () => (closing ??= closeServer(server, gates)),
+    close: () => (closing ??= closeServer(server, settings)),
   }
 }
 
 interface Settings {
   base: UpstreamBase
   gates: GateCache
+  agents: UpstreamAgents
   identity: IdentitySettings
   strip: ReadonlySet<string>
   timeoutMs: number
@@ -133,7 +136,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   })
 }
 
-async function closeServer(server: Server, gates: GateCache): Promise<void> {
+async function closeServer(server: Server, s: Settings): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   server.closeIdleConnections()
   let timer: NodeJS.Timeout | undefined
@@ -145,7 +148,8 @@ async function closeServer(server: Server, gates: GateCache): Promise<void> {
   })
   await Promise.race([closed, grace])
   clearTimeout(timer)
-  await gates.flush()
+  s.agents.destroy()
+  await s.gates.flush()
 }
 
 function send(res: ServerResponse, e: ProxyError, extra: OutgoingHttpHeaders = {}): void {
@@ -182,7 +186,7 @@ class Exchange {
   failure(dialect: ApiDialect, err: unknown, s: Settings, what: string): ProxyError | undefined {
     if (this.timedOut) return proxyError(dialect, 'upstream_timeout', `the upstream did not answer within ${s.timeoutMs} ms`)
     if (this.ac.signal.aborted) return undefined
-    return proxyError(dialect, what === 'connect' ? 'upstream_unreachable' : 'bad_upstream_response', `${what === 'connect' ? 'cannot reach' : 'lost'} the upstream ${s.base.display} (${fetchFailure(err)})`)
+    return proxyError(dialect, what === 'connect' ? 'upstream_unreachable' : 'bad_upstream_response', `${what === 'connect' ? 'cannot reach' : 'lost'} the upstream ${s.base.display} (${requestFailure(err)})`)
   }
 }
 
@@ -197,13 +201,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, s: Settings): P
   }
 }
 
-/** Sends `upstream`'s body to the client as it arrives (backpressure kept; aborted with the exchange). */
-async function pipeBody(up: Response, res: ServerResponse): Promise<void> {
-  if (up.body === null) {
-    res.end()
-    return
-  }
-  for await (const chunk of up.body as unknown as AsyncIterable<Uint8Array>) {
+/** Sends `body` to the client as it arrives (backpressure kept; stops when the client goes). */
+async function pipeBody(body: Readable, res: ServerResponse): Promise<void> {
+  for await (const chunk of body) {
     if (res.destroyed) return
     if (!res.write(chunk)) await drained(res)
   }
@@ -222,35 +222,33 @@ function drained(res: ServerResponse): Promise<void> {
   })
 }
 
-async function fetchUpstream(url: string, init: RequestInit & { duplex?: 'half' }, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<Response | ProxyError | undefined> {
+/** The upstream's answer (status and headers in), or the proxy's error answer, or nothing when the client left. */
+async function sendUpstream(route: Route, r: Omit<UpstreamRequest, 'signal'>, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<IncomingMessage | ProxyError | undefined> {
   try {
-    return await fetch(url, { ...init, signal: ex.ac.signal, redirect: 'manual' })
+    return await requestUpstream(s.agents, route.target, { ...r, signal: ex.ac.signal })
   } catch (err) {
     return ex.failure(dialect, err, s, 'connect')
   }
 }
 
-/** Any other request: forwarded as it is (identity headers stripped), answered as the upstream answers. */
+const isAnswer = (v: IncomingMessage | ProxyError | undefined): v is IncomingMessage => v instanceof IncomingMessage
+
+/** Any other request: forwarded as it is (identity headers stripped), answered as the upstream answers, both bodies streamed untouched. */
 async function passThrough(req: IncomingMessage, res: ServerResponse, route: Route, ex: Exchange, s: Settings): Promise<void> {
   const dialect = dialectForErrors(route.apiPath)
   const method = req.method ?? 'GET'
   const hasBody = method !== 'GET' && method !== 'HEAD'
   ex.start(s.timeoutMs)
-  const up = await fetchUpstream(route.url, {
-    method,
-    headers: upstreamHeaders(req.headers, s.strip),
-    body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
-    duplex: 'half',
-  }, ex, dialect, s)
-  if (!(up instanceof Response)) {
+  const up = await sendUpstream(route, { method, headers: upstreamHeaders(req.headers, s.strip, 'passed'), body: hasBody ? req : undefined }, ex, dialect, s)
+  if (!isAnswer(up)) {
     if (up !== undefined) send(res, up)
     return
   }
-  res.writeHead(up.status, clientHeaders(up.headers))
+  res.writeHead(up.statusCode ?? 502, clientHeaders(up, false))
   try {
     await pipeBody(up, res)
   } catch (err) {
-    s.log(`${method} ${clip(route.apiPath)}: the upstream body broke off (${ex.timedOut ? 'timed out' : fetchFailure(err)})`)
+    s.log(`${method} ${clip(route.apiPath)}: the upstream body broke off (${ex.timedOut ? 'timed out' : requestFailure(err)})`)
     res.destroy()
   }
 }
@@ -297,30 +295,39 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     return
   }
   ex.start(s.timeoutMs)
-  const headers = upstreamHeaders(req.headers, s.strip)
+  const headers = upstreamHeaders(req.headers, s.strip, 'guarded')
   headers['content-type'] = 'application/json'
-  const up = await fetchUpstream(route.url, { method: 'POST', headers, body: JSON.stringify(sent) }, ex, dialect, s)
-  if (!(up instanceof Response)) {
+  const up = await sendUpstream(route, { method: 'POST', headers, body: Buffer.from(JSON.stringify(sent)) }, ex, dialect, s)
+  if (!isAnswer(up)) {
     if (up !== undefined) send(res, up)
     return
   }
-  if (!up.ok) {
+  const status = up.statusCode ?? 502
+  const contentType = up.headers['content-type'] ?? ''
+  const answerBody = decodedBody(up)
+  if (status < 200 || status > 299) {
     // an upstream error (or a redirect): passed on as it is; it holds no tool call to guard
-    res.writeHead(up.status, clientHeaders(up.headers))
+    const decoded = !('unsupported' in answerBody)
+    res.writeHead(status, clientHeaders(up, decoded))
     try {
-      await pipeBody(up, res)
+      await pipeBody(decoded ? answerBody : up, res)
     } catch {
       res.destroy()
     }
     return
   }
-  if (/^\s*text\/event-stream/i.test(up.headers.get('content-type') ?? '')) {
-    await streamed(res, up, gate, dialect, context, ex, s)
+  if ('unsupported' in answerBody) {
+    up.destroy()
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered with content-encoding \`${clip(answerBody.unsupported)}\`, which the proxy cannot decode (it asks for ${DECODED_CODINGS}); not forwarded unguarded`))
+    return
+  }
+  if (/^\s*text\/event-stream/i.test(contentType)) {
+    await streamed(res, up, answerBody, gate, dialect, context, ex, s)
     return
   }
   let text: Buffer | 'too_large'
   try {
-    text = await readUpstreamBounded(up.body, s.maxUpstreamBytes)
+    text = await readStreamBounded(answerBody, s.maxUpstreamBytes)
   } catch (err) {
     const e = ex.failure(dialect, err, s, 'read')
     if (e !== undefined) send(res, e)
@@ -332,7 +339,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   }
   const json = text.toString('utf8')
   if (!json.trimStart().startsWith('{')) {
-    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered ${up.status} with a body that is not a JSON object (content-type ${clip(up.headers.get('content-type') ?? 'none')}); not forwarded unguarded`))
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered ${status} with a body that is not a JSON object (content-type ${clip(contentType === '' ? 'none' : contentType)}); not forwarded unguarded`))
     return
   }
   let answer: ReturnType<typeof removeRefused>
@@ -346,26 +353,26 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     return
   }
   const out = JSON.stringify(answer.body)
-  const h = clientHeaders(up.headers)
+  const h = clientHeaders(up, true)
   const refused = boundedRefused(answer.refused)
   if (refused !== undefined) h[REFUSED_HEADER] = refused
   const receipts = receiptsHeader(answer.receipts)
   if (receipts !== undefined) h[RECEIPTS_HEADER] = receipts
   h['content-length'] = Buffer.byteLength(out)
-  res.writeHead(up.status, h)
+  res.writeHead(status, h)
   res.end(out)
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
-async function streamed(res: ServerResponse, up: Response, gate: ToolGate, dialect: ApiDialect, context: CallContext, ex: Exchange, s: Settings): Promise<void> {
-  const h = clientHeaders(up.headers)
+async function streamed(res: ServerResponse, up: IncomingMessage, body: Readable, gate: ToolGate, dialect: ApiDialect, context: CallContext, ex: Exchange, s: Settings): Promise<void> {
+  const h = clientHeaders(up, true)
   h.trailer = gate.publicKey !== undefined ? `${REFUSED_HEADER}, ${RECEIPTS_HEADER}` : REFUSED_HEADER
-  res.writeHead(up.status, h)
+  res.writeHead(up.statusCode ?? 200, h)
   const result = await guardSse({
     gate,
     dialect,
     context,
-    upstream: (up.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>,
+    upstream: body,
     write: async (chunk) => {
       if (res.destroyed) throw new Error('the client went away')
       if (!res.write(chunk)) await drained(res)
@@ -383,10 +390,6 @@ async function streamed(res: ServerResponse, up: Response, gate: ToolGate, diale
   if (receipts !== undefined) trailers[RECEIPTS_HEADER] = receipts
   if (Object.keys(trailers).length > 0) res.addTrailers(trailers)
   res.end()
-}
-
-function emptyBody(): AsyncIterable<Uint8Array> {
-  return (async function* () {})()
 }
 
 /** The refused header, whole calls only, within {@link MAX_HEADER_CHARS}. */
