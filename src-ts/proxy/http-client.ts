@@ -1,5 +1,5 @@
 // The HTTP proxy's client toward the model API: node:http / node:https `request` over keep-alive
-// agents (one per scheme, per proxy), aborted by the exchange's signal (client gone, timed out),
+// agents (one per scheme, per proxy), cancelled with the exchange (client gone, timed out),
 // and the answer's content coding undone on the way in. No `fetch`: undici's web streams cost
 // about half a millisecond per request more than a node:http request on a kept-alive socket.
 // Nothing here decides about tool calls.
@@ -41,20 +41,48 @@ export interface UpstreamTarget {
   auth?: string
 }
 
+/**
+ * Cancels one exchange with the upstream: `cancel(reason)` destroys the request in flight and
+ * its answer (the socket is destroyed, never reused), and any request started afterwards at once.
+ * Cheaper than an `AbortSignal`, which costs an event target and listeners per request.
+ */
+export class UpstreamCancel {
+  #req: ClientRequest | undefined
+  #reason: Error | undefined
+
+  /** Whether `cancel` was called. */
+  get cancelled(): boolean {
+    return this.#reason !== undefined
+  }
+
+  /** Destroys the request in flight (once). */
+  cancel(reason: Error): void {
+    if (this.#reason !== undefined) return
+    this.#reason = reason
+    this.#req?.destroy(reason)
+  }
+
+  /** The request now in flight (a retry replaces the first); destroyed at once when already cancelled. */
+  attach(req: ClientRequest): void {
+    this.#req = req
+    if (this.#reason !== undefined) req.destroy(this.#reason)
+  }
+}
+
 /** One request upstream. */
 export interface UpstreamRequest {
   method: string
   headers: Record<string, string>
   /** The whole body (retried once on a kept-alive socket the server had just closed), a stream piped as it comes, or none. */
   body?: Buffer | Readable
-  /** Aborts the request and its answer (the socket is destroyed, never reused). */
-  signal: AbortSignal
+  /** Cancels the request and its answer. */
+  cancel: UpstreamCancel
 }
 
 /**
  * Sends `r` to `target` and resolves with the upstream's answer once its status and headers are
  * in (the body not read yet). Rejects with the socket error (`ECONNREFUSED`, `ENOTFOUND` …) or
- * the signal's reason. A request with a `Buffer` body or none that fails with `ECONNRESET`/`EPIPE`
+ * the cancel's reason. A request with a `Buffer` body or none that fails with `ECONNRESET`/`EPIPE`
  * on a reused kept-alive socket before any answer — the server closed it as it was picked — is
  * sent once more on a fresh socket, as Node's documentation recommends; a streamed body never is.
  * No redirect is followed: a 3xx is an answer like any other.
@@ -70,8 +98,8 @@ export function requestUpstream(agents: UpstreamAgents, target: UpstreamTarget, 
       headers: r.headers,
       agent: https ? agents.https : agents.http,
       auth: target.auth,
-      signal: r.signal,
     })
+    r.cancel.attach(req)
     let answered = false
     req.once('response', (res) => {
       answered = true
@@ -80,7 +108,7 @@ export function requestUpstream(agents: UpstreamAgents, target: UpstreamTarget, 
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (answered) return // the answer's stream carries it
       const code = err.code
-      if (!retried && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !r.signal.aborted && (r.body === undefined || Buffer.isBuffer(r.body))) {
+      if (!retried && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !r.cancel.cancelled && (r.body === undefined || Buffer.isBuffer(r.body))) {
         requestUpstream(agents, target, r, true).then(resolve, reject)
         return
       }

@@ -26,6 +26,10 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 /** The default number of gates kept. */
 export const DEFAULT_GATE_CACHE = 64
+/** Tool lists longer than this (JSON text) are not remembered by their text (see {@link GateCache.gateFor}). */
+const MAX_REMEMBERED_TEXT = 256 * 1024
+/** The remembered tool-list texts hold at most this many characters together (oldest forgotten first). */
+const MAX_REMEMBERED_CHARS = 4 * 1024 * 1024
 
 /** Responses built-ins the host runs itself, and the call item type their calls are gated under. */
 const RESPONSES_CLIENT_BUILTINS: Readonly<Record<string, string>> = Object.freeze({
@@ -118,6 +122,9 @@ export class GateCache {
   readonly #log: (line: string) => void
   readonly #base: ToolGate
   readonly #gates = new Map<string, ToolGate>()
+  /** A request's exact tools text (with its dialect) → its gate's key (`''`: the config's own gate). */
+  readonly #byText = new Map<string, string>()
+  #byTextChars = 0
 
   /** Compiles the config's own gate; throws `E_CONFIG` as `new ToolGate` does. */
   constructor(opts: GateCacheOptions) {
@@ -138,22 +145,52 @@ export class GateCache {
     return this.#gates.size
   }
 
-  /** The gate for a request declaring `tools` in `dialect`'s request shape. `E_PAYLOAD` for conflicting definitions. */
-  gateFor(dialect: ApiDialect, tools: unknown): ToolGate {
+  /**
+   * The gate for a request declaring `tools` in `dialect`'s request shape. `E_PAYLOAD` for
+   * conflicting definitions. `text`, when given, is `JSON.stringify(tools)`: a list seen before
+   * with exactly that text goes straight to its gate (no learning, canonical form or hash again);
+   * any other text takes the full way, so the answer is the same either way.
+   */
+  gateFor(dialect: ApiDialect, tools: unknown, text?: string): ToolGate {
+    if (text === undefined || text.length > MAX_REMEMBERED_TEXT) return this.#gateFor(dialect, tools).gate
+    const memo = `${dialect}\n${text}`
+    const key = this.#byText.get(memo)
+    if (key === '') return this.#base
+    if (key !== undefined) {
+      const hit = this.#gates.get(key)
+      if (hit !== undefined) {
+        this.#gates.delete(key)
+        this.#gates.set(key, hit)
+        return hit
+      }
+    }
+    const found = this.#gateFor(dialect, tools)
+    if (key === undefined) this.#byTextChars += memo.length
+    else this.#byText.delete(memo)
+    this.#byText.set(memo, found.key)
+    while (this.#byText.size > this.#max * 4 || this.#byTextChars > MAX_REMEMBERED_CHARS) {
+      const oldest = this.#byText.keys().next().value as string
+      this.#byText.delete(oldest)
+      this.#byTextChars -= oldest.length
+    }
+    return found.gate
+  }
+
+  #gateFor(dialect: ApiDialect, tools: unknown): { gate: ToolGate; key: string } {
     const extra: ToolConfig[] = []
     for (const t of learnTools(dialect, tools)) {
       const mine = this.#configTools.get(t.name)
       if (mine === undefined) extra.push(t)
       else if (mine.inputSchema === undefined && t.inputSchema !== undefined) extra.push({ ...mine, inputSchema: t.inputSchema })
     }
-    if (extra.length === 0) return this.#base
+    if (extra.length === 0) return { gate: this.#base, key: '' }
     extra.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     const key = createHash('sha256').update(canonical(extra)).digest('base64url')
     const hit = this.#gates.get(key)
     if (hit !== undefined) {
       this.#gates.delete(key)
       this.#gates.set(key, hit)
-      return hit
+      return { gate: hit, key }
     }
     const gate = this.#build(extra)
     this.#gates.set(key, gate)
@@ -162,7 +199,7 @@ export class GateCache {
       this.#gates.delete(oldKey)
       void old.flush()
     }
-    return gate
+    return { gate, key }
   }
 
   /** Writes out every cached gate's audit records. */

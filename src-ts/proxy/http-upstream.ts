@@ -189,18 +189,45 @@ export function dialectForErrors(apiPath: string): ApiDialect {
 
 /**
  * Reads a request body of at most `limit` bytes. A `Content-Length` over the limit is refused
- * before anything is read; a body that grows past it stops being read. Answers the bytes, or
- * `'too_large'`.
+ * before anything is read; a body that grows past it stops being read (the request is paused, the
+ * connection left for the answer to close). Answers the bytes, or `'too_large'`; rejects when
+ * the body breaks off.
  */
-export async function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+export function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
   const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limit) return 'too_large'
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > limit) return 'too_large'
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks, size)
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too_large')
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const done = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('close', onClose)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= limit) {
+        chunks.push(chunk)
+        return
+      }
+      // stop reading; the answer (413, `Connection: close`) ends the connection
+      done()
+      req.pause()
+      resolve('too_large')
+    }
+    const onEnd = () => {
+      done()
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+    }
+    const onError = (err: Error) => {
+      done()
+      reject(err)
+    }
+    const onClose = () => onError(new Error('the client closed the connection before the body ended'))
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('close', onClose)
+  })
 }

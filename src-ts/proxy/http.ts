@@ -13,7 +13,7 @@ import { filterBody } from '../adapters/openai-guarded-turns'
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext, ToolGateConfig, TurnCall } from '../types'
-import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, type UpstreamAgents, type UpstreamRequest } from './http-client'
+import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, UpstreamCancel, type UpstreamAgents, type UpstreamRequest } from './http-client'
 import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
 import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
@@ -158,23 +158,23 @@ function send(res: ServerResponse, e: ProxyError, extra: OutgoingHttpHeaders = {
   res.end(e.body)
 }
 
-/** One exchange with the upstream: the abort controller (client gone or timed out) and the timer. */
+/** One exchange with the upstream: its cancel (client gone or timed out) and the timer. */
 class Exchange {
-  readonly ac = new AbortController()
+  readonly cancel = new UpstreamCancel()
   timedOut = false
   #timer: NodeJS.Timeout | undefined
 
   constructor(res: ServerResponse) {
     res.on('close', () => {
       this.stop()
-      if (!res.writableFinished) this.ac.abort(new Error('the client went away'))
+      if (!res.writableFinished) this.cancel.cancel(new Error('the client went away'))
     })
   }
 
   start(ms: number): void {
     this.#timer = setTimeout(() => {
       this.timedOut = true
-      this.ac.abort(new Error(`no answer within ${ms} ms`))
+      this.cancel.cancel(new Error(`no answer within ${ms} ms`))
     }, ms)
   }
 
@@ -185,7 +185,7 @@ class Exchange {
   /** The answer for a failed upstream read: 504 when timed out, nothing when the client left, else 502. */
   failure(dialect: ApiDialect, err: unknown, s: Settings, what: string): ProxyError | undefined {
     if (this.timedOut) return proxyError(dialect, 'upstream_timeout', `the upstream did not answer within ${s.timeoutMs} ms`)
-    if (this.ac.signal.aborted) return undefined
+    if (this.cancel.cancelled) return undefined
     return proxyError(dialect, what === 'connect' ? 'upstream_unreachable' : 'bad_upstream_response', `${what === 'connect' ? 'cannot reach' : 'lost'} the upstream ${s.base.display} (${requestFailure(err)})`)
   }
 }
@@ -223,9 +223,9 @@ function drained(res: ServerResponse): Promise<void> {
 }
 
 /** The upstream's answer (status and headers in), or the proxy's error answer, or nothing when the client left. */
-async function sendUpstream(route: Route, r: Omit<UpstreamRequest, 'signal'>, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<IncomingMessage | ProxyError | undefined> {
+async function sendUpstream(route: Route, r: Omit<UpstreamRequest, 'cancel'>, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<IncomingMessage | ProxyError | undefined> {
   try {
-    return await requestUpstream(s.agents, route.target, { ...r, signal: ex.ac.signal })
+    return await requestUpstream(s.agents, route.target, { ...r, cancel: ex.cancel })
   } catch (err) {
     return ex.failure(dialect, err, s, 'connect')
   }
@@ -260,9 +260,10 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })
     return
   }
+  const rawText = raw.toString('utf8')
   let body: unknown
   try {
-    body = JSON.parse(raw.toString('utf8'))
+    body = JSON.parse(rawText)
   } catch (err) {
     send(res, proxyError(dialect, 'bad_request', `the request body of POST ${route.apiPath} is not JSON (${(err as Error).message})`))
     return
@@ -286,10 +287,9 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   }
   const context = who.context
   let gate: ToolGate
-  let sent: unknown
+  let sent: string
   try {
-    gate = s.gates.gateFor(dialect, body.tools)
-    sent = filterBody(body, gate, dialect, context)
+    ;({ gate, sent } = filteredRequest(body, rawText, dialect, context, s))
   } catch (err) {
     send(res, proxyError(dialect, 'bad_request', `request \`tools\`: ${(err as Error).message}`))
     return
@@ -297,7 +297,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   ex.start(s.timeoutMs)
   const headers = upstreamHeaders(req.headers, s.strip, 'guarded')
   headers['content-type'] = 'application/json'
-  const up = await sendUpstream(route, { method: 'POST', headers, body: Buffer.from(JSON.stringify(sent)) }, ex, dialect, s)
+  const up = await sendUpstream(route, { method: 'POST', headers, body: Buffer.from(sent) }, ex, dialect, s)
   if (!isAnswer(up)) {
     if (up !== undefined) send(res, up)
     return
@@ -343,16 +343,21 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     return
   }
   let answer: ReturnType<typeof removeRefused>
+  let out: string
   try {
     const report = gate.guard(json, { ...context, dialect })
-    answer = removeRefused(dialect, report.payload, report.calls)
+    // No call repaired or refused: the report's payload is the answer itself (TurnReport.payload:
+    // the input turn with repairs written back), so the text the gate read goes out as it is —
+    // the payload is never built, parsed or serialized again.
+    const unchanged = report.calls.every((c) => c.allowed && c.outcome !== 'repaired')
+    answer = removeRefused(dialect, unchanged ? undefined : report.payload, report.calls)
+    out = unchanged ? json : JSON.stringify(answer.body)
     s.log(turnLine(dialect, report.calls, context))
   } catch (err) {
     s.log(`${dialect}: the upstream's answer cannot be guarded (${(err as Error).message})`)
     send(res, proxyError(dialect, 'bad_upstream_response', `the upstream's answer cannot be guarded (${(err as Error).message}); not forwarded unguarded`))
     return
   }
-  const out = JSON.stringify(answer.body)
   const h = clientHeaders(up, true)
   const refused = boundedRefused(answer.refused)
   if (refused !== undefined) h[REFUSED_HEADER] = refused
@@ -361,6 +366,31 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   h['content-length'] = Buffer.byteLength(out)
   res.writeHead(status, h)
   res.end(out)
+}
+
+/**
+ * The gate for a request and the body to send upstream: its `tools` through `gate.filterTools`
+ * (as JSON text, which the gate reads and answers as text, and which also finds the gate by the
+ * exact tools text — see `GateCache.gateFor`), every other member as the client sent it. A body
+ * without `tools` goes out as its own text. When Chat Completions is left with no tool the
+ * request's shape is fixed by `filterBody` (no empty `tools`, no `tool_choice`). Throws as
+ * `gateFor` and `filterTools` do.
+ */
+function filteredRequest(body: Obj, rawText: string, dialect: ApiDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
+  const tools = body.tools
+  if (tools === undefined) return { gate: s.gates.base, sent: rawText }
+  const toolsText = JSON.stringify(tools)
+  const gate = s.gates.gateFor(dialect, tools, toolsText)
+  const filtered = gate.filterTools(toolsText, { ...context, dialect })
+  if (dialect === 'openai' && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0) {
+    return { gate, sent: JSON.stringify(filterBody(body, gate, dialect, context)) }
+  }
+  let out = '{'
+  for (const k in body) {
+    if (out.length > 1) out += ','
+    out += k === 'tools' ? `"tools":${filtered}` : `${JSON.stringify(k)}:${JSON.stringify(body[k])}`
+  }
+  return { gate, sent: `${out}}` }
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
