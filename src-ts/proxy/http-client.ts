@@ -182,20 +182,42 @@ class InflateAuto extends Transform {
 
 /**
  * Reads a body of at most `limit` bytes; `'too_large'` past it (the stream is destroyed, the rest
- * never read). Rejects with the stream's error.
+ * never read). Rejects with the stream's error, or when it closes before its end.
  */
-export async function readStreamBounded(body: Readable, limit: number): Promise<Buffer | 'too_large'> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length
-    if (size > limit) {
-      body.destroy()
-      return 'too_large'
+export function readStreamBounded(body: Readable, limit: number): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const done = () => {
+      body.off('data', onData)
+      body.off('end', onEnd)
+      body.off('error', onError)
+      body.off('close', onClose)
     }
-    chunks.push(chunk as Buffer)
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= limit) {
+        chunks.push(chunk)
+        return
+      }
+      done()
+      body.destroy()
+      resolve('too_large')
+    }
+    const onEnd = () => {
+      done()
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+    }
+    const onError = (err: Error) => {
+      done()
+      reject(err)
+    }
+    const onClose = () => onError(new Error('the answer ended before its body was whole'))
+    body.on('data', onData)
+    body.on('end', onEnd)
+    body.on('error', onError)
+    body.on('close', onClose)
+  })
 }
 
 /** Why a request failed, for messages: its system error code when it has one (`ECONNREFUSED` …), else its message. */
