@@ -10,9 +10,10 @@
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { brotliCompressSync, gzipSync } from 'node:zlib'
+import { brotliCompressSync, deflateRawSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib'
 
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
@@ -22,7 +23,7 @@ import { ToolGate, ToolGateError, verifyReceipt } from '../src-ts/index'
 import { GateCache } from '../src-ts/proxy/http-gates'
 import { removeRefused } from '../src-ts/proxy/http-rewrite'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
-import { startUpstream, type Upstream } from './helpers/upstream'
+import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
 
 type Json = Record<string, unknown>
 
@@ -495,6 +496,74 @@ describe('headers, failures and limits (bare upstream)', () => {
     }
   })
 
+  it('decodes deflate, zlib-wrapped or raw, and a chain of codings', async () => {
+    const turn = Buffer.from(JSON.stringify(COMPLETION([call('call_s', 'search', '{}'), call('call_x', 'format_disk', '{}')])))
+    for (const [encoding, body] of [['deflate', deflateSync(turn)], ['deflate', deflateRawSync(turn)], ['gzip, br', brotliCompressSync(gzipSync(turn))]] as const) {
+      answer = (_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding })
+        res.end(body)
+      }
+      const { data, response } = await client().chat.completions.create({ model: 'm', messages: [] }).withResponse()
+      expect(data.choices[0].message.tool_calls?.map((c) => c.id)).toEqual(['call_s'])
+      expect(response.headers.get('x-toolgate-refused')).toBe('format_disk;id=call_x;reason=unknown_tool')
+    }
+  })
+
+  it('asks the upstream for the codings it decodes, and refuses one it cannot decode (zstd) instead of forwarding it unguarded', async () => {
+    answer = (_q, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' })
+      res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0]))
+    }
+    const err = await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
+    expect(raw.requests[raw.requests.length - 1].headers['accept-encoding']).toBe('gzip, deflate, br')
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502)
+    expect((err as Error).message).toContain('content-encoding `zstd`, which the proxy cannot decode')
+    // an error answer holds no call: passed on as it came, coding and all
+    answer = (_q, res) => {
+      res.writeHead(503, { 'content-type': 'application/json', 'content-encoding': 'zstd' })
+      res.end('opaque')
+    }
+    const r = await rawPost(`${p.url}/v1/chat/completions`, { 'content-type': 'application/json' }, '{"model":"m","messages":[]}')
+    expect(r.status).toBe(503)
+    expect(r.headers['content-encoding']).toBe('zstd')
+    expect(r.body).toBe('opaque')
+  })
+
+  it('guards a gzip-coded stream, decoded as it arrives', async () => {
+    const events = sseText(chatChunks(COMPLETION([call('call_s', 'search', '{"query":"x"}'), call('call_x', 'format_disk', '{}')])))
+    answer = (_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' })
+      res.end(gzipSync(events))
+    }
+    const stream = await client().chat.completions.create({ model: 'm', messages: [], stream: true })
+    const ids: string[] = []
+    let text = ''
+    for await (const chunk of stream) {
+      for (const tc of chunk.choices[0]?.delta.tool_calls ?? []) if (tc.id) ids.push(tc.id)
+      text += chunk.choices[0]?.delta.content ?? ''
+    }
+    expect(ids).toEqual(['call_s'])
+    expect(text).toContain('`format_disk` was not run (unknown_tool)')
+  })
+
+  it('answers 413 for a chunked body that outgrows --max-body-bytes, without forwarding', async () => {
+    const before = raw.requests.length
+    const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const q = httpRequest(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (text += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      })
+      q.on('error', reject)
+      q.write(`{"model":"m","messages":[{"role":"user","content":"${'x'.repeat(3000)}`)
+      setTimeout(() => q.end(`${'y'.repeat(3000)}"}]}`), 20)
+    })
+    expect(r.status).toBe(413)
+    expect(r.body).toContain('larger than 4096 bytes')
+    expect(raw.requests.length).toBe(before)
+  })
+
   it('answers 502 for an answer it cannot guard, never forwarding it', async () => {
     answer = (_q, res) => json(res, 200, { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', tool_calls: 'rm -rf' } }] })
     const err = await client().chat.completions.create({ model: 'm', messages: [] }).catch((e: unknown) => e)
@@ -532,6 +601,29 @@ describe('headers, failures and limits (bare upstream)', () => {
     expect(raw.requests[raw.requests.length - 1].headers['x-toolgate-roles']).toBeUndefined()
   })
 
+  it('passes other paths through untouched: the answer keeps its coding, the body its length, the client its Accept-Encoding', async () => {
+    const listing = JSON.stringify({ object: 'list', data: [{ id: 'file-1' }] })
+    answer = (_q, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+      res.end(gzipSync(listing))
+    }
+    const got = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      const q = httpRequest(`${p.url}/v1/files`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (d: Buffer) => chunks.push(d))
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }))
+      })
+      q.on('error', reject)
+      q.end()
+    })
+    expect(got.headers['content-encoding']).toBe('gzip')
+    expect(gunzipSync(got.body).toString()).toBe(listing)
+    expect(raw.requests[raw.requests.length - 1].headers['accept-encoding']).toBe('gzip')
+    answer = (q, res) => json(res, 200, { length: q.headers['content-length'], body: q.body })
+    const r = await fetch(`${p.url}/v1/files`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"purpose":"batch"}' })
+    expect(await r.json()).toEqual({ length: '19', body: '{"purpose":"batch"}' })
+  })
+
   it('answers 502 when the upstream cannot be reached', async () => {
     const gone = await startRawUpstream(() => undefined)
     const origin = gone.origin
@@ -543,6 +635,78 @@ describe('headers, failures and limits (bare upstream)', () => {
       expect((err as Error).message).toContain('ECONNREFUSED')
     } finally {
       await q.close()
+    }
+  })
+})
+
+/**
+ * A bare HTTP/1.1 upstream on a TCP server, to see connections: it answers each request with a
+ * text completion over a kept-alive connection; `dropSecond` closes a connection when a second
+ * request arrives on it, unanswered (as a server closing an idle connection just as it is reused).
+ */
+async function startSocketUpstream(dropSecond: boolean): Promise<{ origin: string; connections: () => number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  let connections = 0
+  const server = createNetServer((socket) => {
+    connections++
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    let buffered = ''
+    let served = 0
+    socket.on('data', (d: Buffer) => {
+      buffered += d.toString('latin1')
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0)
+        if (buffered.length < end + 4 + length) return
+        buffered = buffered.slice(end + 4 + length)
+        if (dropSecond && served === 1) {
+          socket.destroy()
+          return
+        }
+        served++
+        const body = JSON.stringify(COMPLETION([]))
+        socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n${body}`)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+    close: () => {
+      for (const s of sockets) s.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+describe('upstream connections', () => {
+  it('keeps one connection alive across requests', async () => {
+    const up = await startSocketUpstream(false)
+    const q = await startProxy(['--upstream', up.origin, '--port', '0'])
+    try {
+      const c = new OpenAI({ baseURL: `${q.url}/v1`, apiKey: 'k', maxRetries: 0 })
+      for (let i = 0; i < 3; i++) expect((await c.chat.completions.create({ model: 'm', messages: [] })).choices[0].message.content).toBe('hello')
+      expect(up.connections()).toBe(1)
+    } finally {
+      await q.close()
+      await up.close()
+    }
+  })
+
+  it('sends a request again on a new connection when the kept-alive one was closed as it was reused', async () => {
+    const up = await startSocketUpstream(true)
+    const q = await startProxy(['--upstream', up.origin, '--port', '0'])
+    try {
+      const c = new OpenAI({ baseURL: `${q.url}/v1`, apiKey: 'k', maxRetries: 0 })
+      expect((await c.chat.completions.create({ model: 'm', messages: [] })).choices[0].message.content).toBe('hello')
+      expect((await c.chat.completions.create({ model: 'm', messages: [] })).choices[0].message.content).toBe('hello')
+      expect(up.connections()).toBe(2)
+    } finally {
+      await q.close()
+      await up.close()
     }
   })
 })
