@@ -20,6 +20,7 @@ import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, ToolGateError, verifyReceipt } from '../src-ts/index'
+import { deferredLog } from '../src-ts/cli/log'
 import { GateCache } from '../src-ts/proxy/http-gates'
 import { removeRefused } from '../src-ts/proxy/http-rewrite'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
@@ -780,5 +781,45 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
     const bad = new GateCache({ config: { tools: [] }, log: (l) => lines.push(l) }).gateFor('anthropic', [{ name: 'ok', input_schema: { type: 'object' } }, { name: 'broken', input_schema: { type: 'nonsense' } }])
     expect(bad.tools).toEqual(['ok'])
     expect(lines.join()).toContain("the request's schema for `broken` cannot be compiled")
+  })
+
+  it('finds the gate by the exact tools text as by the tools themselves; text it saw is not trusted past an eviction', () => {
+    const cache = new GateCache({ config: { tools: [{ name: 'search', inputSchema: { type: 'object' } }] }, max: 1 })
+    const a = [{ name: 'lookup', input_schema: { type: 'object', properties: { n: { type: 'integer' } } } }]
+    const b = [{ name: 'other', input_schema: { type: 'object' } }]
+    const ga = cache.gateFor('anthropic', a, JSON.stringify(a))
+    expect(cache.gateFor('anthropic', a, JSON.stringify(a))).toBe(ga)
+    expect(cache.gateFor('anthropic', a)).toBe(ga)
+    expect(ga.check('lookup', '{"n":"4"}').arguments).toEqual({ n: 4 })
+    expect(cache.gateFor('anthropic', [{ name: 'search' }], '[{"name":"search"}]')).toBe(cache.base)
+    // the same text in another dialect is another list
+    expect(cache.gateFor('openai', a, JSON.stringify(a))).toBe(cache.base)
+    // `a`'s gate evicted by `b` (max 1): its text leads to a new gate, not the evicted one
+    const gb = cache.gateFor('anthropic', b, JSON.stringify(b))
+    expect(gb).not.toBe(ga)
+    const again = cache.gateFor('anthropic', a, JSON.stringify(a))
+    expect(again).not.toBe(ga)
+    expect(again.check('lookup', '{"n":"4"}').arguments).toEqual({ n: 4 })
+    const twice = [{ type: 'function', function: { name: 'x', parameters: { type: 'object' } } }, { type: 'function', function: { name: 'x' } }]
+    expect(() => cache.gateFor('openai', twice, JSON.stringify(twice))).toThrow(/two different definitions of `x`/)
+    expect(() => cache.gateFor('openai', twice, JSON.stringify(twice))).toThrow(/two different definitions of `x`/)
+  })
+})
+
+describe('the proxies\' stderr log (src-ts/cli/log.ts)', () => {
+  it('writes nothing while the caller runs, then every line in order in one write; a flood is cut at the bound and counted', async () => {
+    const writes: string[] = []
+    const log = deferredLog('p: ', { write: (t) => writes.push(t), maxQueuedBytes: 40 })
+    log('one')
+    log('two')
+    expect(writes).toEqual([])
+    await new Promise((r) => setImmediate(r))
+    expect(writes).toEqual(['p: one\np: two\n'])
+    for (let i = 0; i < 10; i++) log(`line ${i}`)
+    log.flush()
+    expect(writes[1]).toBe('p: line 0\np: line 1\np: line 2\np: line 3\np: 6 log lines dropped (more than 40 bytes of log in one turn)\n')
+    expect(log.dropped).toBe(6)
+    await new Promise((r) => setImmediate(r))
+    expect(writes).toHaveLength(2)
   })
 })
