@@ -20,8 +20,8 @@
  * --upstream <upstream> --port 0`, ready when it prints `toolgate proxy: listening on …`. A
  * reference lines put bench/http-relay-server.mjs in the proxy's place: a node:http hop that
  * parses the request and passes the answer on as it comes, gating nothing — forwarding with
- * node:http `request` (`ref: http relay`) or with `fetch` as toolgate proxy does (`ref: fetch
- * relay`): what any Node proxy costs, and what fetch costs on top.
+ * node:http `request` as toolgate proxy does (`ref: http relay`), or with `fetch` (`ref: fetch
+ * relay`, for scale): what any Node proxy costs, and what toolgate's own work adds on top.
  * Order of work: every answer through the proxy is asserted equal to the direct one (the repaired
  * variant: the same calls with `"limit": "10"` arriving as 10), then interleaved per-request
  * timing (p50/p99, the added p50, per-round differences as a noise gauge), tinybench on the same
@@ -326,7 +326,7 @@ async function main(): Promise<void> {
     const paired = (a: Variant, b: Variant) => pct(sortNum(roundP50[a].map((x, i) => x - roundP50[b][i])), 50)
     for (const t of ['text', '3 calls'] as const) {
       const v = (x: Side): Variant => `${t}, ${x}`
-      say(`${t}, split (medians of per-round p50 differences): a Node hop ${fmt(paired(v('ref: http relay'), v('direct')))} µs + fetch instead of node:http ${fmt(paired(v('ref: fetch relay'), v('ref: http relay')))} µs + toolgate's own work ${fmt(paired(v('proxied'), v('ref: fetch relay')))} µs (proxied − direct: ${fmt(paired(v('proxied'), v('direct')))} µs)`)
+      say(`${t}, split (medians of per-round p50 differences): a Node hop ${fmt(paired(v('ref: http relay'), v('direct')))} µs + toolgate's own work ${fmt(paired(v('proxied'), v('ref: http relay')))} µs (proxied − direct: ${fmt(paired(v('proxied'), v('direct')))} µs); for scale, fetch instead of node:http would add ${fmt(paired(v('ref: fetch relay'), v('ref: http relay')))} µs`)
     }
     say('')
 
