@@ -227,6 +227,33 @@ describe('toolgate audit verify', () => {
     expect(report.summary).toMatchObject({ lines: 12, opens: 2 })
   })
 
+  it.runIf(process.platform === 'linux')('dropped gates are let go: their trails write the last records, stop, and close the file', () => {
+    // Before, each trail's background timer kept its trail, its native gate and the audit file
+    // open forever, so a process dropping gates (the HTTP proxy's evicted ones) grew without
+    // bound. Run in a child with --expose-gc; the open file shows in /proc/self/fd.
+    const f = fresh('dropped.jsonl')
+    const script = `
+      const { readdirSync, readlinkSync } = require('node:fs')
+      const { ToolGate } = require(${JSON.stringify(join(root, 'dist', 'index.js'))})
+      const open = () => readdirSync('/proc/self/fd').filter((d) => { try { return readlinkSync('/proc/self/fd/' + d) === ${JSON.stringify(f)} } catch { return false } }).length
+      for (let i = 0; i < 40; i++) {
+        const g = new ToolGate({ tools: [{ name: 'search', inputSchema: { type: 'object' } }], audit: { jsonl: ${JSON.stringify(f)} } })
+        g.check('search', '{"i":' + i + '}')
+      }
+      const before = open()
+      ;(async () => {
+        for (let k = 0; k < 40 && open() > 0; k++) { global.gc(); await new Promise((r) => setTimeout(r, 50)) }
+        console.log(JSON.stringify({ before, after: open() }))
+      })()`
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8' })
+    expect(r.stderr).toBe('')
+    expect(JSON.parse(r.stdout)).toEqual({ before: 1, after: 0 })
+    const recs = readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string })
+    expect(recs.filter((x) => x.type === 'decision')).toHaveLength(40)
+    expect(recs.filter((x) => x.type === 'open')).toHaveLength(40)
+    expect(verifyJson(f).code).toBe(0)
+  })
+
   // Known bug in src-ts/audit/trail.ts lastLine(): the torn tail's length is measured on decoded
   // text, so a tail cut inside a multi-byte UTF-8 character (2 bytes here, counted as 3) makes the
   // truncation eat into the last whole line. Flip to `it` once fixed.

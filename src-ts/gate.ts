@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, extname, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 
-import { AuditTrail, type AuditSinks } from './audit/trail'
+import { AuditTrail, type AuditSinks, type AuditSource } from './audit/trail'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, contextText } from './context'
@@ -132,8 +132,7 @@ export class ToolGate {
     }
     const configHash = this.#binding.auditConfigHash
     if (configHash != null) {
-      const binding = this.#binding
-      this.#audit = new AuditTrail({ drain: () => binding.drainAudit(), setFailed: (f) => binding.setAuditFailed(f), configHash }, sinks ?? {})
+      this.#audit = new AuditTrail(auditSource(this.#binding, configHash), sinks ?? {})
     } else if (sinks?.onAudit !== undefined) {
       throw new ToolGateError('E_CONFIG', 'options.onAudit: the config has no `audit` block (add `"audit": {}` to record decisions)')
     }
@@ -432,4 +431,13 @@ function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {
 /** Identity helper that types a config object (editor completion, checked keys). */
 export function defineConfig(config: ToolGateConfig): ToolGateConfig {
   return config
+}
+
+/**
+ * What the audit trail drains, built outside the class so its closures hold the binding only,
+ * never the gate: a gate nobody holds any more can be collected (its trail then writes the
+ * last records and lets go of the file).
+ */
+function auditSource(binding: InstanceType<ReturnType<typeof native>['BindingGate']>, configHash: string): AuditSource {
+  return { drain: () => binding.drainAudit(), setFailed: (f) => binding.setAuditFailed(f), configHash }
 }

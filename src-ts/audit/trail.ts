@@ -5,11 +5,11 @@
 // so a crash leaves at most a torn last line; rotation by size continues the chain), standard
 // output, and a callback. Nothing is written on the hot path: records are drained every
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
-import { createHash } from 'node:crypto'
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, writeSync } from 'node:fs'
-import { resolve as resolvePath } from 'node:path'
+import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs'
 
-import { ToolGateError } from '../errors'
+import { Chain, chainFor, chainKey, lineHash, writeAll } from './chain'
+
+export { lineHash } from './chain'
 
 /** Decisions between two synchronous drains (so a long synchronous burst never fills the buffer). */
 export const FLUSH_EVERY = 1024
@@ -38,138 +38,36 @@ export interface AuditSource {
   configHash: string
 }
 
-/** SHA-256 of `text` (UTF-8), base64url without padding: the `prev` of the line after it. */
-export function lineHash(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('base64url')
-}
-
 /** Inserts `"prev":…` as the last member of a record line (the core's lines end in `}`). */
 function chained(line: string, prev: string | null): string {
   return `${line.slice(0, -1)},"prev":${prev === null ? 'null' : `"${prev}"`}}`
 }
 
-/** The last whole line of an open file (and the length in bytes of any torn tail after it). */
-function lastLine(fd: number): { line: string | null; torn: number; size: number } {
-  const size = fstatSync(fd).size
-  if (size === 0) return { line: null, torn: 0, size }
-  const chunk = Math.min(size, 1 << 20)
-  const buf = Buffer.alloc(chunk)
-  readSync(fd, buf, 0, chunk, size - chunk)
-  // bytes, not decoded text: a tail cut inside a multi-byte character must not move the cut
-  const end = buf.lastIndexOf(0x0a)
-  const torn = end < 0 ? (chunk === size ? size : 0) : chunk - end - 1
-  if (end < 0) return { line: null, torn, size }
-  const start = buf.lastIndexOf(0x0a, end - 1)
-  return { line: buf.subarray(start + 1, end).toString('utf8') || null, torn, size }
-}
-
-/** Writes all of `text` (a short write is continued). */
-function writeAll(fd: number, text: string): number {
-  const buf = Buffer.from(text, 'utf8')
-  let done = 0
-  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
-  return done
-}
-
 /**
- * Where one hash chain goes: a JSONL file, shared by every trail of this process writing to that
- * path, so two gates on one file still write one unbroken chain; without a file, standard output
- * (one chain for the process too), or else a trail's own chain for `onAudit`.
+ * The trails in use, each with its writer. Only the trail is held weakly: a gate nobody holds any
+ * more is collected with its trail, and the next background tick finds that out, writes the
+ * writer's last records and closes it (so a process that drops gates — the HTTP proxy's evicted
+ * ones — does not keep them alive). At exit every writer still here is flushed.
  */
-class Chain {
-  readonly path: string | undefined
-  fd: number | undefined
-  bytes = 0
-  prev: string | null = null
-  /** Trails writing through this chain (the file is closed when the last one closes). */
-  users = 0
-  /** Bytes of a torn tail cut off when the file was opened (reported once, by the first `open`). */
-  recovered = 0
-
-  constructor(path: string | undefined) {
-    this.path = path
-    if (path === undefined) return
-    try {
-      this.fd = openSync(path, 'a+')
-      this.bytes = -1
-      this.resync()
-    } catch (err) {
-      if (this.fd !== undefined) closeSync(this.fd)
-      throw new ToolGateError('E_CONFIG', `audit.jsonl ${path}: cannot be opened for appending (${(err as Error).message})`, { cause: err })
-    }
-  }
-
-  /**
-   * Continues from the file as it is when it changed behind this process's back (it is new to
-   * the chain, or something else wrote to it): a torn tail is cut off, and the next line links
-   * to the last whole one.
-   */
-  resync(): void {
-    if (this.fd === undefined || fstatSync(this.fd).size === this.bytes) return
-    const last = lastLine(this.fd)
-    if (last.torn > 0) {
-      ftruncateSync(this.fd, last.size - last.torn)
-      this.recovered += last.torn
-    }
-    this.bytes = last.size - last.torn
-    this.prev = last.line === null ? null : lineHash(last.line)
-  }
-
-  release(key: string | undefined): void {
-    if (--this.users > 0) return
-    if (key !== undefined) files.delete(key)
-    if (this.fd !== undefined) closeSync(this.fd)
-    this.fd = undefined
-  }
-}
-
-/** The chains of the JSONL files open in this process by absolute path, and of stdout. */
-const files = new Map<string, Chain>()
-/** The key of the stdout chain (no file path starts with a NUL). */
-const STDOUT_KEY = '\0stdout'
-
-/** The key of the chain a trail with these sinks writes (undefined: a chain of its own). */
-function chainKey(sinks: AuditSinks): string | undefined {
-  return sinks.jsonl !== undefined ? resolvePath(sinks.jsonl) : sinks.stdout === true ? STDOUT_KEY : undefined
-}
-
-function chainFor(key: string | undefined): Chain {
-  let chain = key === undefined ? undefined : files.get(key)
-  if (chain === undefined) {
-    chain = new Chain(key === STDOUT_KEY ? undefined : key)
-    if (key !== undefined) files.set(key, chain)
-  } else if (key !== undefined) {
-    try {
-      chain.resync()
-    } catch (err) {
-      throw new ToolGateError('E_CONFIG', `audit.jsonl ${key}: cannot be read (${(err as Error).message})`, { cause: err })
-    }
-  }
-  chain.users++
-  return chain
-}
-
-const live = new Set<WeakRef<AuditTrail>>()
+const live = new Set<{ trail: WeakRef<AuditTrail>; writer: TrailWriter; timer: ReturnType<typeof setInterval> }>()
 let exitHooked = false
 
 function hookExit(): void {
   if (exitHooked) return
   exitHooked = true
   process.on('exit', () => {
-    for (const ref of live) ref.deref()?.flush()
+    for (const e of live) e.writer.flush()
   })
 }
 
-/** One gate's audit trail. */
+/**
+ * One gate's audit trail: drained every {@link FLUSH_MS} in the background, every
+ * {@link FLUSH_EVERY} decisions, on `flush()`, at `close()`, at exit, and once more after the
+ * gate holding it has been collected.
+ */
 export class AuditTrail {
-  readonly #source: AuditSource
-  readonly #sinks: AuditSinks
-  #chain: Chain | undefined
-  #since = 0
-  #failed = false
-  #lost = 0
-  #timer: ReturnType<typeof setInterval>
-  readonly #ref: WeakRef<AuditTrail>
+  readonly #writer: TrailWriter
+  readonly #entry: { trail: WeakRef<AuditTrail>; writer: TrailWriter; timer: ReturnType<typeof setInterval> }
 
   /**
    * Opens the sinks (the JSONL file continues its chain; a torn tail is cut off and reported in
@@ -177,26 +75,79 @@ export class AuditTrail {
    * its own `open` record into it, and every line links to the one written before it.
    */
   constructor(source: AuditSource, sinks: AuditSinks) {
+    const writer = new TrailWriter(source, sinks)
+    this.#writer = writer
+    this.#entry = background(new WeakRef(this), writer)
+    hookExit()
+  }
+
+  /** Counts decisions made; drains synchronously every {@link FLUSH_EVERY}. */
+  decided(n: number): void {
+    this.#writer.decided(n)
+  }
+
+  /** Drains the core's buffer and writes every record out now. A failing sink is reported to the core (and retried on the next flush). */
+  flush(): void {
+    this.#writer.flush()
+  }
+
+  /** Records drained from the core that no sink could take (a failed write, or after `close`): lost, and counted. */
+  get lost(): number {
+    return this.#writer.lost
+  }
+
+  /** Stops the background drain after a last flush, and lets go of the file. */
+  close(): void {
+    clearInterval(this.#entry.timer)
+    live.delete(this.#entry)
+    this.#writer.close()
+  }
+}
+
+/** The background drain of one trail; its closure holds the writer, never the trail. */
+function background(trail: WeakRef<AuditTrail>, writer: TrailWriter): { trail: WeakRef<AuditTrail>; writer: TrailWriter; timer: ReturnType<typeof setInterval> } {
+  const entry = {
+    trail,
+    writer,
+    timer: setInterval(() => {
+      if (entry.trail.deref() !== undefined) {
+        writer.flush()
+        return
+      }
+      // the gate and its trail were collected: the last records, then the file
+      clearInterval(entry.timer)
+      live.delete(entry)
+      writer.close()
+    }, FLUSH_MS),
+  }
+  entry.timer.unref()
+  live.add(entry)
+  return entry
+}
+
+/** Drains a gate's records and writes them, chained, to its sinks. */
+class TrailWriter {
+  readonly #source: AuditSource
+  readonly #sinks: AuditSinks
+  #chain: Chain | undefined
+  #since = 0
+  #failed = false
+  #lost = 0
+
+  constructor(source: AuditSource, sinks: AuditSinks) {
     this.#source = source
     this.#sinks = sinks
     this.#chain = chainFor(chainKey(sinks))
     const recovered = this.#chain.recovered
     this.#chain.recovered = 0
     this.#write([this.#openRecord('open', recovered)])
-    this.#ref = new WeakRef(this)
-    live.add(this.#ref)
-    hookExit()
-    this.#timer = setInterval(() => this.flush(), FLUSH_MS)
-    this.#timer.unref()
   }
 
-  /** Counts decisions made; drains synchronously every {@link FLUSH_EVERY}. */
   decided(n: number): void {
     this.#since += n
     if (this.#since >= FLUSH_EVERY) this.flush()
   }
 
-  /** Drains the core's buffer and writes every record out now. A failing sink is reported to the core (and retried on the next flush). */
   flush(): void {
     this.#since = 0
     const text = this.#source.drain()
@@ -209,17 +160,15 @@ export class AuditTrail {
     this.#write(lines)
   }
 
-  /** Records drained from the core that no sink could take (a failed write): lost, and counted. */
   get lost(): number {
     return this.#lost
   }
 
-  /** Stops the background drain after a last flush. */
+  /** A last flush, then lets go of the chain (the file is closed when no other trail writes it). */
   close(): void {
+    if (this.#chain === undefined) return
     this.flush()
-    clearInterval(this.#timer)
-    live.delete(this.#ref)
-    this.#chain?.release(chainKey(this.#sinks))
+    this.#chain.release(chainKey(this.#sinks))
     this.#chain = undefined
   }
 
