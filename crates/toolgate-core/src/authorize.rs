@@ -63,9 +63,10 @@ impl<'a> Who<'a> {
 }
 
 impl Gate {
-    /// Builds the caller of one decision: the persona is found once, the clock read once.
+    /// Builds the caller of one decision: the persona is found once, the clock read once (not
+    /// at all on a gate where no decision depends on the time).
     pub fn who<'a>(&self, ctx: &'a CallContext, stage: Stage<'a>) -> Who<'a> {
-        let now_ms = self.now_ms();
+        let now_ms = self.decision_time();
         let persona = self.policy().and_then(|p| p.persona_of(ctx, now_ms));
         Who { ctx, persona, now_ms, stage, index: 0, confirming: false }
     }

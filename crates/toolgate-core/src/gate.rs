@@ -58,6 +58,10 @@ pub struct Gate {
     clock: Clock,
     receipts: Option<Receipts>,
     audit: Option<Arc<AuditLog>>,
+    /// Whether a decision can depend on the time: policy, receipts, audit, a loop guard,
+    /// confirm-before-write, or a clock or store given from outside. When not, `who` leaves
+    /// the clock unread (a plain schema gate's hot path).
+    timed: bool,
 }
 
 /// The receipt signer of a gate.
@@ -110,7 +114,13 @@ impl Gate {
                 Some(policy)
             }
         };
+        let timed = policy.is_some()
+            || config.receipts.is_some()
+            || config.audit.is_some()
+            || config.loop_guard.is_some()
+            || tools.iter().any(|t| t.decl.writes || t.decl.loop_guard.is_some());
         Ok(Gate {
+            timed,
             tools,
             by_name,
             limits,
@@ -155,12 +165,14 @@ impl Gate {
     /// The same gate reading another clock (tests of expiry and windows).
     pub fn with_clock(mut self, clock: Clock) -> Gate {
         self.clock = clock;
+        self.timed = true;
         self
     }
 
     /// The same gate keeping its state in `store` instead of the in-memory default.
     pub fn with_store(mut self, store: Arc<dyn StateStore>) -> Gate {
         self.store = store;
+        self.timed = true;
         self
     }
 
@@ -174,6 +186,15 @@ impl Gate {
 
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// The time of a decision: the clock, or 0 on a gate where no decision depends on it.
+    pub(crate) fn decision_time(&self) -> u64 {
+        if self.timed {
+            self.clock.now_ms()
+        } else {
+            0
+        }
     }
 
     pub(crate) fn loop_guard(&self) -> Option<LoopConfig> {

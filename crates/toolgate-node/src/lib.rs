@@ -26,49 +26,63 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Fail-closed answer used if the core ever panics on an input: refuse the call.
 const PANIC_WIRE: &str = "\nrejected\nbad_arguments\n\ntoolgate could not process these arguments; the call was not run.";
 
-/// The verdict's policy facts (`Verdict::facts`) as compact JSON, or `None` when it has none.
-fn facts(v: &Verdict) -> Option<String> {
-    let f = v.facts();
-    if f.is_empty() {
-        return None;
-    }
-    serde_json::to_string(&f).ok()
+fn to_wire(v: &Verdict) -> String {
+    let mut out = Vec::new();
+    write_wire(v, &mut out);
+    // serde_json writes UTF-8 and every other part is a `&str`
+    String::from_utf8(out).unwrap_or_else(|_| PANIC_WIRE.to_string())
 }
 
-fn to_wire(v: &Verdict) -> String {
-    let facts = facts(v);
+/// Writes the wire of `v` into `out` (cleared first): one buffer, no intermediate strings.
+fn write_wire(v: &Verdict, out: &mut Vec<u8>) {
+    out.clear();
+    let facts = v.facts();
+    let facts = if facts.is_empty() { None } else { Some(facts) };
     if v.untouched {
-        return facts.map(|f| format!("={f}")).unwrap_or_default();
+        if let Some(f) = facts {
+            push_facts(out, Some(b'='), &f);
+        }
+        return;
     }
-    let mut out = String::new();
     match &v.arguments {
         Some(args) => {
-            let (Ok(a), Ok(f)) = (serde_json::to_string(args), serde_json::to_string(&v.flags)) else {
-                return PANIC_WIRE.to_string();
+            let ok = serde_json::to_writer(&mut *out, args).is_ok() && {
+                out.push(b'\n');
+                out.extend_from_slice(v.outcome.as_str().as_bytes());
+                out.push(b'\n');
+                serde_json::to_writer(&mut *out, &v.flags).is_ok()
             };
-            out.reserve(a.len() + f.len() + 12);
-            out.push_str(&a);
-            out.push('\n');
-            out.push_str(v.outcome.as_str());
-            out.push('\n');
-            out.push_str(&f);
-            if let Some(facts) = facts {
-                out.push('\n');
-                out.push_str(&facts);
+            if !ok {
+                out.clear();
+                out.extend_from_slice(PANIC_WIRE.as_bytes());
+                return;
+            }
+            if let Some(f) = facts {
+                push_facts(out, Some(b'\n'), &f);
             }
         }
         None => {
-            out.push('\n');
-            out.push_str(v.outcome.as_str());
-            out.push('\n');
-            out.push_str(v.reason.map_or("bad_arguments", |r| r.as_str()));
-            out.push('\n');
-            out.push_str(facts.as_deref().unwrap_or(""));
-            out.push('\n');
-            out.push_str(v.message.as_deref().unwrap_or(""));
+            out.push(b'\n');
+            out.extend_from_slice(v.outcome.as_str().as_bytes());
+            out.push(b'\n');
+            out.extend_from_slice(v.reason.map_or("bad_arguments", |r| r.as_str()).as_bytes());
+            out.push(b'\n');
+            if let Some(f) = facts {
+                push_facts(out, None, &f);
+            }
+            out.push(b'\n');
+            out.extend_from_slice(v.message.as_deref().unwrap_or("").as_bytes());
         }
     }
-    out
+}
+
+/// Appends `sep` and the facts as compact JSON; appends nothing if they cannot be serialized.
+fn push_facts(out: &mut Vec<u8>, sep: Option<u8>, f: &toolgate_core::Facts<'_>) {
+    let at = out.len();
+    out.extend(sep);
+    if serde_json::to_writer(&mut *out, f).is_err() {
+        out.truncate(at);
+    }
 }
 
 /// The caller from the context JSON text the TS layer sends (`""`: no context).
@@ -233,6 +247,137 @@ pub fn check(handle: u32, tool: String, args: String) -> String {
         return RELEASED_WIRE.to_string();
     };
     catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check(&tool, &args)))).unwrap_or_else(|_| PANIC_WIRE.to_string())
+}
+
+/// The hot path without napi-rs's generic glue (measured in bench/check.bench.ts: that glue builds
+/// a borrow scope per call and copies each string twice). Installed over the generated `check`
+/// export below: same name, arguments, answers and errors' meaning. The strings are read into
+/// per-thread buffers reused across calls, the gate is used under the registry's read lock (no
+/// `Arc` clone), and the wire is written into a reused buffer and handed to V8 directly.
+mod fast {
+    use std::cell::RefCell;
+    use std::ffi::c_char;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::ptr;
+
+    use napi::sys;
+
+    use super::{write_wire, GATES, PANIC_WIRE, RELEASED_WIRE};
+
+    thread_local! {
+        /// Tool name, arguments text and the answer's wire, reused by every call on this thread.
+        static BUFS: RefCell<(Vec<u8>, Vec<u8>, Vec<u8>)> = RefCell::new((Vec::with_capacity(256), Vec::with_capacity(4096), Vec::with_capacity(4096)));
+    }
+
+    /// Largest buffer kept between calls; a larger call's buffer is freed after it.
+    const KEEP: usize = 1 << 16;
+
+    /// Reads the JS string `v` as UTF-8 into `buf` (lone surrogates become U+FFFD, as napi-rs's
+    /// `String` conversion does). `false` when `v` is not a string.
+    unsafe fn read_string(env: sys::napi_env, v: sys::napi_value, buf: &mut Vec<u8>) -> bool {
+        buf.clear();
+        let cap = buf.capacity();
+        let mut len = 0usize;
+        if sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast::<c_char>(), cap, &mut len) != sys::Status::napi_ok {
+            return false;
+        }
+        // V8 stops before a character (at most 4 bytes) that does not fit in `cap - 1`: a
+        // shorter answer is the whole string; otherwise ask the length and read again.
+        if len + 5 > cap {
+            if sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) != sys::Status::napi_ok {
+                return false;
+            }
+            buf.reserve(len + 1);
+            if sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast::<c_char>(), len + 1, &mut len) != sys::Status::napi_ok {
+                return false;
+            }
+        }
+        buf.set_len(len);
+        true
+    }
+
+    /// Throws an `Error` with napi-rs's code for the failed conversion (as the generated glue would).
+    unsafe fn throw(env: sys::napi_env, code: &std::ffi::CStr, msg: &std::ffi::CStr) -> sys::napi_value {
+        sys::napi_throw_error(env, code.as_ptr(), msg.as_ptr());
+        ptr::null_mut()
+    }
+
+    unsafe fn answer(env: sys::napi_env, wire: &[u8]) -> sys::napi_value {
+        let mut out = ptr::null_mut();
+        if sys::napi_create_string_utf8(env, wire.as_ptr().cast::<c_char>(), wire.len() as isize, &mut out) != sys::Status::napi_ok {
+            return ptr::null_mut();
+        }
+        out
+    }
+
+    /// `check(handle: number, tool: string, args: string): string`.
+    pub(super) unsafe extern "C" fn check(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+        let mut argc = 3usize;
+        let mut argv = [ptr::null_mut(); 3];
+        if sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) != sys::Status::napi_ok {
+            return ptr::null_mut();
+        }
+        let mut handle = 0u32;
+        if sys::napi_get_value_uint32(env, argv[0], &mut handle) != sys::Status::napi_ok {
+            return throw(env, c"NumberExpected", c"check: `handle` must be a number");
+        }
+        // taken out for the call (left empty meanwhile), put back after it
+        let Some(mut bufs) = BUFS.try_with(|b| b.try_borrow_mut().ok().map(|mut g| std::mem::take(&mut *g))).ok().flatten() else {
+            return answer(env, PANIC_WIRE.as_bytes());
+        };
+        let (tool, args, wire) = &mut bufs;
+        let result = if !read_string(env, argv[1], tool) {
+            throw(env, c"StringExpected", c"check: `tool` must be a string")
+        } else if !read_string(env, argv[2], args) {
+            throw(env, c"StringExpected", c"check: `args` must be a string")
+        } else {
+            let decided = catch_unwind(AssertUnwindSafe(|| {
+                let (Ok(tool), Ok(args)) = (std::str::from_utf8(tool), std::str::from_utf8(args)) else {
+                    return false;
+                };
+                let gates = GATES.read().unwrap_or_else(|e| e.into_inner());
+                match gates.get(handle as usize).and_then(Option::as_ref) {
+                    Some(gate) => write_wire(&gate.check(tool, args), wire),
+                    None => {
+                        wire.clear();
+                        wire.extend_from_slice(RELEASED_WIRE.as_bytes());
+                    }
+                }
+                true
+            }));
+            match decided {
+                Ok(true) => answer(env, wire),
+                _ => answer(env, PANIC_WIRE.as_bytes()),
+            }
+        };
+        for b in [&mut *tool, &mut *args, &mut *wire] {
+            if b.capacity() > KEEP {
+                *b = Vec::with_capacity(4096);
+            }
+        }
+        let _ = BUFS.try_with(|b| {
+            if let Ok(mut slot) = b.try_borrow_mut() {
+                *slot = bufs;
+            }
+        });
+        result
+    }
+}
+
+/// Puts [`fast::check`] in place of the generated `check` export (the generated one stays as the
+/// typed declaration and the fallback if this hook cannot run).
+#[napi(module_exports)]
+pub fn install_fast_check(exports: napi::bindgen_prelude::Object<'_>, env: napi::Env) -> napi::Result<()> {
+    use napi::JsValue;
+    unsafe {
+        let env = env.raw();
+        let mut f = std::ptr::null_mut();
+        let status = napi::sys::napi_create_function(env, c"check".as_ptr(), 5, Some(fast::check), std::ptr::null_mut(), &mut f);
+        if status == napi::sys::Status::napi_ok {
+            napi::sys::napi_set_named_property(env, exports.raw(), c"check".as_ptr(), f);
+        }
+    }
+    Ok(())
 }
 
 const RELEASED_WIRE: &str = "\nrejected\nbad_arguments\n\nThis gate has been released; the call was not run.";
