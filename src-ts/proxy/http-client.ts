@@ -7,6 +7,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, type Inflate, type InflateRaw } from 'node:zlib'
+import { readBounded } from './read-bounded'
 
 /** Keep-alive agents toward the upstream, one per scheme. */
 export interface UpstreamAgents {
@@ -181,43 +182,11 @@ class InflateAuto extends Transform {
 }
 
 /**
- * Reads a body of at most `limit` bytes; `'too_large'` past it (the stream is destroyed, the rest
- * never read). Rejects with the stream's error, or when it closes before its end.
+ * Reads an upstream answer of at most `limit` bytes; `'too_large'` past it (the stream is
+ * destroyed, the rest never read). Rejects with the stream's error, or when it closes before its end.
  */
 export function readStreamBounded(body: Readable, limit: number): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const done = () => {
-      body.off('data', onData)
-      body.off('end', onEnd)
-      body.off('error', onError)
-      body.off('close', onClose)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= limit) {
-        chunks.push(chunk)
-        return
-      }
-      done()
-      body.destroy()
-      resolve('too_large')
-    }
-    const onEnd = () => {
-      done()
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
-    }
-    const onError = (err: Error) => {
-      done()
-      reject(err)
-    }
-    const onClose = () => onError(new Error('the answer ended before its body was whole'))
-    body.on('data', onData)
-    body.on('end', onEnd)
-    body.on('error', onError)
-    body.on('close', onClose)
-  })
+  return readBounded(body, limit, 'destroy', 'the answer ended before its body was whole')
 }
 
 /** Why a request failed, for messages: its system error code when it has one (`ECONNREFUSED` …), else its message. */

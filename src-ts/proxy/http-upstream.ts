@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http'
 
 import { DECODED_CODINGS, type UpstreamTarget } from './http-client'
+import { readBounded } from './read-bounded'
 
 /** The model APIs the HTTP proxy guards. */
 export type ApiDialect = 'openai' | 'openai-responses' | 'anthropic'
@@ -193,41 +194,9 @@ export function dialectForErrors(apiPath: string): ApiDialect {
  * connection left for the answer to close). Answers the bytes, or `'too_large'`; rejects when
  * the body breaks off.
  */
-export function readBounded(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+export function readRequestBounded(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too_large')
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    const done = () => {
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onError)
-      req.off('close', onClose)
-    }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size <= limit) {
-        chunks.push(chunk)
-        return
-      }
-      // stop reading; the answer (413, `Connection: close`) ends the connection
-      done()
-      req.pause()
-      resolve('too_large')
-    }
-    const onEnd = () => {
-      done()
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
-    }
-    const onError = (err: Error) => {
-      done()
-      reject(err)
-    }
-    const onClose = () => onError(new Error('the client closed the connection before the body ended'))
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onError)
-    req.on('close', onClose)
-  })
+  // past the limit the request is paused; the answer (413, `Connection: close`) ends the connection
+  return readBounded(req, limit, 'pause', 'the client closed the connection before the body ended')
 }

@@ -20,7 +20,7 @@ import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
 import { MAX_HEADER_CHARS, receiptsHeader, removeRefused } from './http-rewrite'
 import { guardSse } from './http-sse'
 import {
-  clientHeaders, dialectForErrors, parseUpstream, proxyError, readBounded, routeOf, upstreamHeaders,
+  clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
   type ApiDialect, type ProxyError, type Route, type UpstreamBase,
 } from './http-upstream'
 
@@ -255,7 +255,7 @@ async function passThrough(req: IncomingMessage, res: ServerResponse, route: Rou
 
 /** A guarded request: tools filtered, the answer guarded. */
 async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {
-  const raw = await readBounded(req, s.maxBodyBytes)
+  const raw = await readRequestBounded(req, s.maxBodyBytes)
   if (raw === 'too_large') {
     send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })
     return

@@ -4,6 +4,7 @@
 // ever logs or echoes the token.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { BodyCut, readBounded } from './read-bounded'
 
 /** A refusal: the HTTP status, extra headers and a message for the JSON-RPC error body. */
 export interface Refusal {
@@ -86,29 +87,10 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRe
     req.resume() // drain; the connection is closed after the answer
     return Promise.resolve(tooLarge(String(declared)))
   }
-  return new Promise((resolve) => {
-    const parts: Buffer[] = []
-    let size = 0
-    let done = false
-    const finish = (r: BodyResult) => {
-      if (done) return
-      done = true
-      resolve(r)
-    }
-    req.on('data', (chunk: Buffer) => {
-      if (done) return
-      size += chunk.length
-      if (size > maxBytes) {
-        req.resume()
-        finish(tooLarge(`more than ${maxBytes}`))
-        return
-      }
-      parts.push(chunk)
-    })
-    req.on('end', () => finish({ ok: true, text: Buffer.concat(parts, size).toString('utf8') }))
-    req.on('error', (err) => finish({ ok: false, refusal: { status: 400, message: `Bad Request: the request body could not be read (${err.message})` } }))
-    req.on('close', () => finish({ ok: false, refusal: { status: 400, message: 'Bad Request: the client hung up before the body was complete' } }))
-  })
+  return readBounded(req, maxBytes, 'resume', 'the client hung up before the body was complete').then(
+    (body) => (body === 'too_large' ? tooLarge(`more than ${maxBytes}`) : { ok: true, text: body.toString('utf8') }),
+    (err: Error) => ({ ok: false, refusal: { status: 400, message: err instanceof BodyCut ? `Bad Request: ${err.message}` : `Bad Request: the request body could not be read (${err.message})` } }),
+  )
 }
 
 function clip(s: string): string {
