@@ -39,6 +39,7 @@ import { Bench } from 'tinybench'
 
 import { chatChunks, sseText } from '../__test__/helpers/upstream'
 import { deepEqual } from './peer'
+import { addonNote, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
 
 const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
 const root = join(here, '..')
@@ -53,6 +54,8 @@ const TAIL_MS = num('BENCH_STREAM_TAIL_MS', 10, 10)
 const TB_TIME = num('BENCH_TIME', 1000, 200)
 /** The CLI to run (BENCH_CLI overrides it, e.g. to time another build). */
 const cli = resolve(process.env.BENCH_CLI ?? join(root, 'dist', 'cli', 'main.js'))
+/** The sources the built CLI must be newer than. */
+const PROXY_SOURCES = ['src-ts/proxy/http.ts', 'src-ts/proxy/http-upstream.ts', 'src-ts/proxy/http-gates.ts', 'src-ts/proxy/http-rewrite.ts', 'src-ts/proxy/http-sse.ts', 'src-ts/cli/proxy.ts', 'src-ts/gate.ts']
 
 // --- the conversation: three tools from bench/corpus/tools.json, and the recorded answers ---
 
@@ -158,45 +161,9 @@ function start(args: string[], stream: 'stdout' | 'stderr', ready: RegExp): Prom
   })
 }
 
-// --- stats and printing ---
+// --- timing ---
 
-const out: string[] = []
-const say = (line = '') => {
-  out.push(line)
-  console.log(line)
-}
-const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
-const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length))
-const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
-}
-const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
 const now = () => Number(process.hrtime.bigint()) / 1e3 // µs
-
-function addonNote(): string {
-  const addon = join(root, 'binding', `toolgate.${platform()}-${arch()}${platform() === 'linux' ? '-gnu' : ''}.node`)
-  try {
-    const mb = statSync(addon).size / 1e6
-    return `${mb.toFixed(1)} MB${mb > 30 ? ' — LOOKS LIKE A DEBUG BUILD: run `npm run build:native` first' : ''}`
-  } catch {
-    return 'not found at the usual path'
-  }
-}
-
-/** A warning when dist/ is older than the proxy's sources (the bench would time stale code). */
-function distNote(): string {
-  const stale = ['src-ts/proxy/http.ts', 'src-ts/proxy/http-upstream.ts', 'src-ts/proxy/http-gates.ts', 'src-ts/proxy/http-rewrite.ts', 'src-ts/proxy/http-sse.ts', 'src-ts/cli/proxy.ts', 'src-ts/gate.ts'].filter((f) => {
-    try {
-      return statSync(join(root, f)).mtimeMs > statSync(cli).mtimeMs
-    } catch {
-      return false
-    }
-  })
-  return stale.length === 0 ? 'dist/ is newer than the proxy sources' : `WARNING: ${stale.join(', ')} newer than dist/ — run \`npm run build:ts\``
-}
 
 /** Tool calls as (id, name, parsed arguments): what a host acts on, independent of spacing. */
 const callsOf = (c: ChatCompletion) => (c.choices[0]?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? { id: t.id, name: t.function.name, args: JSON.parse(t.function.arguments) as unknown } : t))
@@ -261,7 +228,7 @@ async function main(): Promise<void> {
     relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
     fetchRelay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl, '--via', 'fetch'], 'stdout', /listening on (http:\/\/\S+)/)
     say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-    say(`addon: ${addonNote()}; ${distNote()}`)
+    say(`addon: ${addonNote(root)}; ${distNote(root, cli, PROXY_SOURCES)}`)
     say(`upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
     say(`client: openai ${OPENAI_VERSION} chat.completions.create, ${TOOLS.length} tools in the request; warm-up ${WARMUP} per variant; ${ROUNDS} interleaved rounds × ${CALLS} requests per variant; ${STREAM_ROUNDS} × ${STREAMS_PER_ROUND} streams per side (upstream holds the rest ${TAIL_MS} ms after the first text); tinybench ${TB_TIME} ms per task`)
     say('')

@@ -33,6 +33,7 @@ import { Bench } from 'tinybench'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { addonNote, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
 
 const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
 const root = join(here, '..')
@@ -48,6 +49,8 @@ const IN_FLIGHT = 16
 const TARGET_ADDED_P50_US = 200
 
 const cli = join(root, 'dist', 'cli', 'main.js')
+/** The sources the built CLI must be newer than. */
+const PROXY_SOURCES = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/mcp-stdio.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts']
 const server = [process.execPath, join(here, 'mcp-echo-server.mjs')]
 const ARGS = { text: 'hello toolgate', n: 5, tag: 'a' }
 const REPAIR_ARGS = { text: 'hello toolgate', n: '5', tag: 'a' }
@@ -77,45 +80,6 @@ async function connect(args: string[]): Promise<Link> {
   return { client, stderr: () => tail, close: () => client.close() }
 }
 
-const out: string[] = []
-const say = (line = '') => {
-  out.push(line)
-  console.log(line)
-}
-const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a')
-const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length))
-const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
-
-/** Nearest-rank percentile of sorted values. */
-function pct(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
-}
-const sortNum = (xs: number[]) => [...xs].sort((a, b) => a - b)
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
-
-function addonNote(): string {
-  const addon = join(root, 'binding', `toolgate.${platform()}-${arch()}${platform() === 'linux' ? '-gnu' : ''}.node`)
-  try {
-    const mb = statSync(addon).size / 1e6
-    return `${mb.toFixed(1)} MB${mb > 30 ? ' — LOOKS LIKE A DEBUG BUILD: run `npm run build:native` first' : ''}`
-  } catch {
-    return 'not found at the usual path'
-  }
-}
-
-/** A warning when dist/ is older than the proxy's sources (the bench would time stale code). */
-function distNote(): string {
-  const stale = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/mcp-stdio.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts'].filter((f) => {
-    try {
-      return statSync(join(root, f)).mtimeMs > statSync(cli).mtimeMs
-    } catch {
-      return false
-    }
-  })
-  return stale.length === 0 ? 'dist/cli/main.js is newer than the proxy sources' : `WARNING: ${stale.join(', ')} newer than dist/ — run \`npm run build:ts\``
-}
-
 async function main(): Promise<void> {
   try {
     statSync(cli)
@@ -123,7 +87,7 @@ async function main(): Promise<void> {
     throw new Error('dist/cli/main.js is missing: run `npm run build:ts` first')
   }
   say(`toolgate mcp-proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  say(`addon: ${addonNote()}; ${distNote()}`)
+  say(`addon: ${addonNote(root)}; ${distNote(root, cli, PROXY_SOURCES)}`)
   say(`server: node bench/mcp-echo-server.mjs (SDK McpServer, stdio); call: echo ${JSON.stringify(ARGS)}; repaired variant: ${JSON.stringify(REPAIR_ARGS)}`)
   say(`warm-up ${WARMUP} calls per variant; ${ROUNDS} interleaved rounds × ${CALLS} calls per variant; throughput ${THROUGHPUT} calls per pass; tinybench ${TB_TIME} ms per task`)
   say('')
