@@ -12,13 +12,11 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { ToolGate, verifyReceipt } from '../src-ts/index'
+import { cli, proxyTransport, root, toolText } from './helpers/mcp-proxy'
 
-const root = join(__dirname, '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const req = createRequire(join(root, 'package.json'))
 const T = 60_000
@@ -62,9 +60,7 @@ type Answer = (req: ElicitRequest, signal: AbortSignal) => Promise<ElicitResult>
 
 /** An SDK Client through the proxy; with `answer`, the client offers elicitation and answers with it. */
 async function connect(flags: string[], server: string[], answer?: Answer) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp-proxy', ...flags, '--', ...server], stderr: 'pipe', cwd: root })
-  let stderr = ''
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const { transport, stderr } = proxyTransport(flags, server)
   const client = new Client({ name: 'confirm-test', version: '1.0.0' }, answer ? { capabilities: { elicitation: {} } } : {})
   const asked: ElicitRequest['params'][] = []
   if (answer) {
@@ -74,10 +70,10 @@ async function connect(flags: string[], server: string[], answer?: Answer) {
     })
   }
   await client.connect(transport)
-  return { client, asked, stderr: () => stderr }
+  return { client, asked, stderr }
 }
 
-const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text
+const text = toolText
 const fsArgs = () => [process.execPath, fsServer, dir]
 
 describe('toolgate mcp-proxy: writes need the user’s approval (server-filesystem)', () => {

@@ -11,11 +11,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { cli, proxyTransport, root, runMcpProxyCli, toolResult, toolText } from './helpers/mcp-proxy'
 
-const root = join(__dirname, '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 const req = createRequire(join(root, 'package.json'))
 const T = 60_000
 
@@ -57,17 +55,15 @@ let runs = 0
 /** An SDK Client talking through the proxy to a fresh server (variant A or B), with its own call log. */
 async function connect(flags: string[] = [], variant: 'A' | 'B' = 'A') {
   const log = join(dir, `ran-${++runs}.jsonl`)
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp-proxy', ...flags, '--', process.execPath, serverJs, log, variant], stderr: 'pipe', cwd: root })
-  let stderr = ''
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const { transport, stderr } = proxyTransport(flags, [process.execPath, serverJs, log, variant])
   const client = new Client({ name: 'pins-test', version: '1.0.0' })
   await client.connect(transport)
   const ran = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string }) : [])
-  return { client, stderr: () => stderr, ran }
+  return { client, stderr, ran }
 }
 
-const result = (r: unknown) => CallToolResultSchema.parse(r) as CallToolResult
-const text = (r: unknown) => (result(r).content[0] as { text: string }).text
+const result = toolResult
+const text = toolText
 
 /** Waits until the proxy has learned the changed list (it logs the change, or the acceptance). */
 async function until(pred: () => boolean) {
@@ -193,15 +189,7 @@ describe('toolgate mcp-proxy --pins-file: pins across restarts', () => {
     }
   }, T)
 
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const c = spawn(process.execPath, [cli, 'mcp-proxy', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-      let out = ''
-      let err = ''
-      c.stdout.on('data', (d: Buffer) => (out += d.toString()))
-      c.stderr.on('data', (d: Buffer) => (err += d.toString()))
-      c.on('exit', (code) => resolve({ code, out, err }))
-    })
+  const run = runMcpProxyCli
 
   it('a corrupt or unwritable pins file is exit 2 naming the file, before the server starts', async () => {
     const corrupt = join(dir, 'corrupt.json')

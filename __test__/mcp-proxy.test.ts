@@ -11,12 +11,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { cli, proxyTransport, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
-const root = join(__dirname, '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const T = 60_000
 
@@ -31,15 +29,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** An SDK Client talking to the proxy, which fronts server-filesystem on `dir`. */
 async function connect(flags: string[] = [], server: string[] = [process.execPath, fsServer, dir]) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp-proxy', ...flags, '--', ...server], stderr: 'pipe', cwd: root })
-  let stderr = ''
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+  const { transport, stderr } = proxyTransport(flags, server)
   const client = new Client({ name: 'proxy-test', version: '1.0.0' })
   await client.connect(transport)
-  return { client, stderr: () => stderr }
+  return { client, stderr }
 }
 
-const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text
+const text = toolText
 
 function writeConfig(name: string, config: unknown): string {
   const path = join(dir, name)
@@ -337,15 +333,7 @@ describe('toolgate mcp-proxy: colliding ids and out-of-order answers (SDK-built 
 })
 
 describe('toolgate mcp-proxy: flags', () => {
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const c = spawn(process.execPath, [cli, 'mcp-proxy', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-      let out = ''
-      let err = ''
-      c.stdout.on('data', (d: Buffer) => (out += d.toString()))
-      c.stderr.on('data', (d: Buffer) => (err += d.toString()))
-      c.on('exit', (code) => resolve({ code, out, err }))
-    })
+  const run = runMcpProxyCli
 
   it('--help shows the mcpServers entry; a missing server command or unknown flag is exit 2', async () => {
     const help = await run(['--help'])
