@@ -17,6 +17,7 @@ import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type Tu
 import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
 // type-checks examples/anthropic.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/anthropic'
+import { MESSAGE_TURN } from './helpers/turns'
 
 const config: ToolGateConfig = {
   tools: [
@@ -49,19 +50,6 @@ const TOOLS: Anthropic.Messages.Tool[] = ['search', 'get_weather', 'send_email',
   input_schema: { type: 'object' },
 }))
 
-const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input })
-const MESSAGE_TURN = {
-  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
-  content: [
-    { type: 'text', text: 'Let me look that up.' },
-    use('toolu_a', 'search', { query: 'rust' }),
-    use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
-    use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
-    use('toolu_d', 'launch_rockets', {}),
-    use('toolu_e', 'save_note', { text: 'remember' }),
-  ],
-  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
-}
 const IDS = ['toolu_a', 'toolu_b', 'toolu_c', 'toolu_d', 'toolu_e']
 const EXPECTED = [
   'toolu_a search passed',

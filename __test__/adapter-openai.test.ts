@@ -15,6 +15,7 @@ import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type Tu
 import { startUpstream, type Upstream } from './helpers/upstream'
 // type-checks examples/openai.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/openai'
+import { CHAT_TURN } from './helpers/turns'
 
 const config: ToolGateConfig = {
   tools: [
@@ -51,25 +52,6 @@ const RESPONSES_TOOLS: OpenAI.Responses.FunctionTool[] = ['search', 'get_weather
   parameters: { type: 'object' },
   strict: false,
 }))
-
-const call = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } })
-const CHAT_TURN = {
-  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
-  choices: [{
-    index: 0, logprobs: null, finish_reason: 'tool_calls',
-    message: {
-      role: 'assistant', content: null, refusal: null, annotations: [],
-      tool_calls: [
-        call('call_a', 'search', '{"query":"rust"}'),
-        call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
-        call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
-        call('call_d', 'launch_rockets', '{}'),
-        call('call_e', 'save_note', '{"text":"remember"}'),
-      ],
-    },
-  }],
-  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
-}
 
 const item = (n: number, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
 const RESPONSES_TURN = {

@@ -25,6 +25,7 @@ import { GateCache } from '../src-ts/proxy/http-gates'
 import { removeRefused } from '../src-ts/proxy/http-rewrite'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
+import { call, CHAT_TURN, MESSAGE_TURN, use } from './helpers/turns'
 
 type Json = Record<string, unknown>
 
@@ -44,25 +45,6 @@ const CONFIG = {
 /** The tools every request declares (not `launch_rockets`, which the model calls anyway). */
 const DECLARED = ['search', 'get_weather', 'send_email', 'save_note']
 
-const call = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } })
-const CHAT_TURN = {
-  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
-  choices: [{
-    index: 0, logprobs: null, finish_reason: 'tool_calls',
-    message: {
-      role: 'assistant', content: null, refusal: null, annotations: [],
-      tool_calls: [
-        call('call_a', 'search', '{"query":"rust"}'),
-        call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
-        call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
-        call('call_d', 'launch_rockets', '{}'),
-        call('call_e', 'save_note', '{"text":"remember"}'),
-      ],
-    },
-  }],
-  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
-}
-
 const item = (n: string, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
 const RESPONSES_TURN = {
   id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
@@ -75,20 +57,6 @@ const RESPONSES_TURN = {
     item('e', 'save_note', '{"text":"remember"}'),
   ],
   usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
-}
-
-const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input })
-const MESSAGE_TURN = {
-  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
-  content: [
-    { type: 'text', text: 'Let me look that up.' },
-    use('toolu_a', 'search', { query: 'rust' }),
-    use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
-    use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
-    use('toolu_d', 'launch_rockets', {}),
-    use('toolu_e', 'save_note', { text: 'remember' }),
-  ],
-  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
 }
 
 const ANALYST = { 'x-toolgate-subject': 'ana', 'x-toolgate-roles': ' analyst , ' }

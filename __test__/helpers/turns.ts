@@ -1,0 +1,42 @@
+// The model turns the OpenAI/Anthropic adapter tests and the HTTP proxy tests guard, as the APIs
+// answer them: five tool calls (`search`, `get_weather` with `days: "3"` to repair,
+// `send_email`, `launch_rockets` that no request declares, `save_note`), so each test's config
+// and policy decide which pass, are repaired or are refused.
+
+/** A Chat Completions function tool call. */
+export const call = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } })
+/** A Messages `tool_use` block. */
+export const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input })
+
+/** A Chat Completions answer with the five calls. */
+export const CHAT_TURN = {
+  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
+  choices: [{
+    index: 0, logprobs: null, finish_reason: 'tool_calls',
+    message: {
+      role: 'assistant', content: null, refusal: null, annotations: [],
+      tool_calls: [
+        call('call_a', 'search', '{"query":"rust"}'),
+        call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
+        call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
+        call('call_d', 'launch_rockets', '{}'),
+        call('call_e', 'save_note', '{"text":"remember"}'),
+      ],
+    },
+  }],
+  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
+}
+
+/** A Messages answer with text and the five calls. */
+export const MESSAGE_TURN = {
+  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
+  content: [
+    { type: 'text', text: 'Let me look that up.' },
+    use('toolu_a', 'search', { query: 'rust' }),
+    use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
+    use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
+    use('toolu_d', 'launch_rockets', {}),
+    use('toolu_e', 'save_note', { text: 'remember' }),
+  ],
+  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
+}
