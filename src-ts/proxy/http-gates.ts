@@ -208,15 +208,11 @@ export class GateCache {
     for (const g of this.#gates.values()) await g.flush()
   }
 
-  #gate(config: ToolGateConfig): ToolGate {
-    return new ToolGate(config)
-  }
-
   #build(extra: ToolConfig[]): ToolGate {
     const replaced = new Set(extra.map((t) => t.name))
     const kept = [...this.#configTools.values()].filter((t) => !replaced.has(t.name))
     try {
-      return this.#gate({ ...this.#config, tools: [...extra, ...kept] })
+      return new ToolGate({ ...this.#config, tools: [...extra, ...kept] })
     } catch (err) {
       if (!(err instanceof ToolGateError) || err.code !== 'E_CONFIG') throw err
     }
@@ -231,6 +227,6 @@ export class GateCache {
         return false
       }
     })
-    return this.#gate({ ...this.#config, tools: [...ok, ...kept] })
+    return new ToolGate({ ...this.#config, tools: [...ok, ...kept] })
   }
 }
