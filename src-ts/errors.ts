@@ -5,10 +5,12 @@
  * - `E_DIALECT`: unknown dialect, or `auto` cannot tell.
  * - `E_RECEIPT`: a receipt failed verification.
  * - `E_ASYNC`: a sync call on a gate with an async engine.
+ * - `E_UNAUTHENTICATED`: a bearer token is missing or not valid (`verifyCaller`, the servers'
+ *   identity check; docs/identity.md). `reason` says why (`missing`, `expired`, `wrong_audience` …).
  */
-export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC'
+export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC' | 'E_UNAUTHENTICATED'
 
-const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC'])
+const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC', 'E_UNAUTHENTICATED'])
 
 /**
  * The one error toolgate throws. `code` is stable across versions; `message` names what was
@@ -17,7 +19,8 @@ const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT'
 export class ToolGateError extends Error {
   /** Stable machine-readable code. */
   readonly code: ToolGateErrorCode
-  /** `E_RECEIPT` only: why the receipt was refused (`bad_signature`, `expired`, `wrong_arguments` …). */
+  /** `E_RECEIPT`: why the receipt was refused (`bad_signature`, `expired`, `wrong_arguments` …);
+   *  `E_UNAUTHENTICATED`: why the bearer token was refused (`missing`, `expired`, `unknown_kid` …). */
   readonly reason?: string
 
   constructor(code: ToolGateErrorCode, message: string, options?: { cause?: unknown; reason?: string }) {
