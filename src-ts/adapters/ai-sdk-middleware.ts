@@ -9,7 +9,7 @@ import type { LanguageModelMiddleware } from 'ai'
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext, TurnCall } from '../types'
-import { checkArgs, contextOf, GATED_KEY, record, tell, type AiSdkContextSource, type AiSdkGateOptions } from './ai-sdk-shared'
+import { checkArgs, contextOf, GATED_KEY, isGatedArgs, record, tell, type AiSdkContextSource, type AiSdkGateOptions } from './ai-sdk-shared'
 
 type TransformParams = NonNullable<LanguageModelMiddleware['transformParams']>
 type CallOptions = Parameters<TransformParams>[0]['params']
@@ -30,9 +30,10 @@ const WHERE = 'toolgateMiddleware'
  * answer what it refused.
  *
  * - Tools: the request offers the model only the tools this caller could call
- *   (`gate.filterTools`; the caller's own tool objects, in order). Every function tool must come
- *   from {@link gateTools} (`E_CONFIG` otherwise, before the request is sent): the AI SDK runs
- *   any call it can parse, so an ungated tool would run a call the gate refused. A `toolChoice`
+ *   (`gate.filterTools`; the caller's own tool objects, in order). Every tool — function, dynamic
+ *   and provider-defined — must come from {@link gateTools} (`E_CONFIG` otherwise, before the
+ *   request is sent): the AI SDK runs any call it can parse, so an ungated tool would run a call
+ *   the gate refused. A `toolChoice`
  *   naming a removed tool is sent as it is.
  * - `generateText` (`doGenerate`): the result's tool calls are decided with `gate.guardAsync`
  *   (plugged engines awaited) on the model's own argument text. An allowed call's `input` becomes
@@ -47,7 +48,8 @@ const WHERE = 'toolgateMiddleware'
  *   the stream (`ToolGateError` `E_PAYLOAD`): no undecided call reaches the SDK. A gate with
  *   plugged engines cannot stream (`E_ASYNC`, before the request is sent).
  * - Every verdict is told to `options.onVerdict` (with the call id and the context) and recorded
- *   for the gated tool, so no call is decided twice. `confirm` outcomes are refusals for this
+ *   for the gated tool, bound to the exact arguments allowed and usable once: the tool runs on it
+ *   only when invoked with exactly those arguments, and decides any other input again. `confirm` outcomes are refusals for this
  *   turn: the model reads `verdict.message`, the token reaches only `onVerdict`.
  *
  * Throws `E_CONFIG` for a missing gate, a context that is not an object, or an unknown option.
@@ -82,11 +84,11 @@ export function toolgateMiddleware(gate: ToolGate, ctx?: AiSdkContextSource, opt
 
 /** The tools offered to the model: gated ones only (else `E_CONFIG`), the marker stripped, filtered by the gate. */
 function offeredTools(tools: ProviderTool[], gate: ToolGate, context: CallContext): ProviderTool[] {
-  const unmarked = tools.filter((t) => t.type === 'function' && t.providerOptions?.[GATED_KEY] === undefined).map((t) => `\`${t.name}\``)
+  const unmarked = tools.filter((t) => (t.type === 'provider' ? !isGatedArgs(t.args) : t.providerOptions?.[GATED_KEY] === undefined)).map((t) => `\`${t.name}\``)
   if (unmarked.length > 0) {
     throw new ToolGateError(
       'E_CONFIG',
-      `${WHERE}: tool ${unmarked.join(', ')} did not come from gateTools; the AI SDK would run a call to it that the gate refused (pass tools: gateTools(tools, gate, ctx))`,
+      `${WHERE}: tool ${unmarked.join(', ')} did not come from gateTools; the AI SDK would run a call to it that the gate refused (pass tools: gateTools(tools, gate, ctx); provider-defined tools too)`,
     )
   }
   const visible = new Set(gate.filterTools(tools, { dialect: 'ai-sdk', ...context }).map((t) => t.name))

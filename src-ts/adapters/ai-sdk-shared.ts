@@ -2,8 +2,11 @@
 // refusal a gated tool answers with, and the ledger through which a verdict decided once (by the
 // middleware, or by the repair function) reaches the tool that runs the call, so no call is
 // decided twice. Nothing here decides anything: every verdict is the gate's.
+import { createHash } from 'node:crypto'
+
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
+import { canonicalJson } from '../proxy/mcp-pins'
 import type { CallContext, Reason, Verdict } from '../types'
 
 /** Who is calling: a `CallContext`, or a function asked once per request or call (e.g. from the host's auth). */
@@ -112,33 +115,78 @@ export class ToolRefusedError extends Error {
 /** The marker {@link gateTools} sets on each tool's `providerOptions`, which the middleware checks and strips. */
 export const GATED_KEY = 'toolgate'
 
+/**
+ * The `args` objects of the provider-defined tools (`type: 'provider'`) {@link gateTools} made:
+ * the AI SDK hands a provider tool to the model as `{ type, name, id, args }` only (no
+ * `providerOptions` to carry a marker), with `args` the tool's own object, so the copy's fresh
+ * `args` object is how the middleware knows a provider tool went through the gate.
+ */
+const gatedProviderArgs = new WeakSet<object>()
+
+/** A fresh `args` object for a gated provider tool, remembered as gated. */
+export function gatedArgs(args: unknown): Record<string, unknown> {
+  const fresh = { ...(args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {}) }
+  gatedProviderArgs.add(fresh)
+  return fresh
+}
+
+/** Whether a provider tool's `args` are those of a tool {@link gateTools} made. */
+export function isGatedArgs(args: unknown): boolean {
+  return args !== null && typeof args === 'object' && gatedProviderArgs.has(args)
+}
+
 // The ledger: verdicts decided before the AI SDK runs a call, waiting for the gated tool (or the
 // repair function) to take them, once. Keyed by gate, then by call id, tool and session, so a
-// verdict is only ever taken for the same call of the same caller. Bounded: verdicts nobody takes
-// (tools the host runs itself, calls the AI SDK answers on its own) are dropped oldest first.
+// verdict is only ever taken for the same call of the same caller; an allowed verdict is also
+// bound to the exact arguments it allowed (a SHA-256 of their canonical JSON), so a tool invoked
+// with any other input (a host's own `experimental_repairToolCall`, a call edited in the history a
+// client sends back) never runs on it. Bounded: verdicts nobody takes (tools the host runs
+// itself, calls the AI SDK answers on its own) are dropped oldest first.
 const LEDGER_CAP = 10_000
-const ledgers = new WeakMap<ToolGate, Map<string, Verdict>>()
+const ledgers = new WeakMap<ToolGate, Map<string, Recorded>>()
+
+interface Recorded {
+  verdict: Verdict
+  /** Allowed verdicts: the digest of the arguments allowed. */
+  digest: string | undefined
+}
 
 function key(callId: string, tool: string, ctx: CallContext): string {
   return `${callId}\u0000${tool}\u0000${ctx.session ?? ctx.subject ?? ''}`
 }
 
-/** Records a verdict for the call `callId` of `tool` by the caller `ctx`. */
+/** SHA-256 of the canonical JSON (keys sorted at every depth) of `value`; `undefined` when it has none (too deep, a cycle, a BigInt). */
+export function argumentsDigest(value: unknown): string | undefined {
+  try {
+    return createHash('sha256').update(canonicalJson(value ?? {}), 'utf8').digest('base64url')
+  } catch {
+    return undefined
+  }
+}
+
+/** Records a verdict for the call `callId` of `tool` by the caller `ctx` (an allowed one bound to its exact arguments). */
 export function record(gate: ToolGate, callId: string, tool: string, ctx: CallContext, verdict: Verdict): void {
   let ledger = ledgers.get(gate)
   if (ledger === undefined) ledgers.set(gate, (ledger = new Map()))
   const k = key(callId, tool, ctx)
   ledger.delete(k)
-  ledger.set(k, verdict)
+  ledger.set(k, { verdict, digest: verdict.allowed ? argumentsDigest(verdict.arguments) : undefined })
   if (ledger.size > LEDGER_CAP) ledger.delete(ledger.keys().next().value as string)
 }
 
-/** Takes (and forgets) the verdict recorded for this call, if any. */
-export function take(gate: ToolGate, callId: string, tool: string, ctx: CallContext): Verdict | undefined {
+/**
+ * Takes (and forgets: a verdict is used once) the verdict recorded for this call, if any. A
+ * refused verdict is returned whatever the input. An allowed verdict is returned only when
+ * `input` is exactly the arguments it allowed (canonical JSON, key order ignored); for any other
+ * input it is dropped and `undefined` comes back, so the caller decides that input again.
+ */
+export function take(gate: ToolGate, callId: string, tool: string, ctx: CallContext, input: unknown): Verdict | undefined {
   const ledger = ledgers.get(gate)
   if (ledger === undefined) return undefined
   const k = key(callId, tool, ctx)
-  const v = ledger.get(k)
-  if (v !== undefined) ledger.delete(k)
-  return v
+  const r = ledger.get(k)
+  if (r === undefined) return undefined
+  ledger.delete(k)
+  if (!r.verdict.allowed) return r.verdict
+  return r.digest !== undefined && r.digest === argumentsDigest(input) ? r.verdict : undefined
 }

@@ -9,7 +9,7 @@ import type { Tool, ToolCallRepairFunction, ToolExecutionOptions, ToolSet } from
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext } from '../types'
-import { checkArgs, contextOf, GATED_KEY, record, take, tell, ToolRefusedError, type AiSdkContextSource, type AiSdkGateOptions } from './ai-sdk-shared'
+import { checkArgs, contextOf, GATED_KEY, gatedArgs, record, take, tell, ToolRefusedError, type AiSdkContextSource, type AiSdkGateOptions } from './ai-sdk-shared'
 
 /** Where the AI SDK marks its `Schema` values (`jsonSchema()`, `zodSchema()`). */
 const AI_SDK_SCHEMA = Symbol.for('vercel.ai.schema')
@@ -25,11 +25,21 @@ type Execute = (input: unknown, options: ToolExecutionOptions<unknown>) => unkno
  *
  * - With {@link toolgateMiddleware}, the call's verdict was decided on the model's own argument
  *   text (and the repairs are already in the input the AI SDK parsed): the tool takes that
- *   verdict and decides nothing again.
+ *   verdict, once, and decides nothing again — but only when the input it is invoked with is
+ *   exactly the arguments the gate allowed (canonical JSON, key order ignored). Any other input
+ *   (a host's own `experimental_repairToolCall` re-asking the model, an approved call whose input
+ *   a client edited in the history it sent back, a zod transform or default) is decided again
+ *   here with `gate.checkAsync`, as if no middleware had decided it; a stored "allowed" never
+ *   runs other arguments.
  * - Alone, each call is decided here with `gate.checkAsync` on the input the AI SDK parsed with
  *   the tool's schema (so a zod transform has already run: use the middleware for such tools);
  *   repaired arguments are parsed by the tool's own schema again before the tool runs. Add
  *   {@link gateRepairToolCall} so calls the tool's schema rejects reach the gate too.
+ *
+ * Provider-defined tools (`type: 'provider'`) are gated the same way when they have an `execute`
+ * (a local shell, a computer-use tool the host runs): the gate must declare them by their name in
+ * the tool set. Their `args` are copied into a fresh object the middleware recognises (the
+ * provider receives the same values).
  *
  * A tool without `execute` (run by the host) is only marked, and a tool whose `execute` is an
  * `async function*` (streamed results) stays one (a plain function returning an async iterable
@@ -44,6 +54,9 @@ export function gateTools<T extends ToolSet>(tools: T, gate: ToolGate, ctx?: AiS
   }
   const gated = Object.entries(tools as Record<string, Tool>).map(([name, tool]): [string, Tool] => {
     const copy = { ...tool, providerOptions: { ...tool.providerOptions, [GATED_KEY]: { gated: true } } } as Tool
+    // a provider-defined tool reaches the middleware as { type, name, id, args } only: its
+    // fresh `args` object is its marker (the provider gets the same values)
+    if (tool.type === 'provider') (copy as { args: unknown }).args = gatedArgs((tool as { args?: unknown }).args)
     if (typeof tool.execute === 'function') (copy as { execute: Execute }).execute = gatedExecute(name, tool, gate, ctx, options)
     return [name, copy]
   })
@@ -56,10 +69,12 @@ function gatedExecute(name: string, tool: Tool, gate: ToolGate, ctx: AiSdkContex
   const decide = async (input: unknown, exec: ToolExecutionOptions<unknown>): Promise<unknown> => {
     const context = await contextOf(ctx, 'gateTools')
     const callId = exec.toolCallId
-    const taken = take(gate, callId, name, context)
+    // a verdict recorded for this call is used once, and an allowed one only for the exact
+    // arguments it allowed: any other input (a host's repair, an edited call) is decided now
+    const taken = take(gate, callId, name, context, input)
     if (taken !== undefined) {
       if (!taken.allowed) throw new ToolRefusedError(taken, callId)
-      return input // the AI SDK parsed the arguments the gate allowed
+      return input // exactly the arguments the gate allowed
     }
     const verdict = await gate.checkAsync(name, input as object, { ...context, callId })
     await tell(options, verdict, callId, 'tool', context)
@@ -95,6 +110,15 @@ async function ownParse(schema: unknown, value: unknown, name: string): Promise<
   throw new Error(`Invalid input for tool \`${name}\`: ${issues.join('; ')}`)
 }
 
+/** The value of a call's argument text (the text itself when it is not JSON). */
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 type RepairOptions = Parameters<ToolCallRepairFunction<ToolSet>>[0]
 
 /**
@@ -120,7 +144,7 @@ export function gateRepairToolCall<T extends ToolSet = ToolSet>(gate: ToolGate, 
     if (toolCall.providerExecuted === true) return null
     const context: CallContext = await contextOf(ctx, 'gateRepairToolCall')
     const callId = toolCall.toolCallId
-    const taken = take(gate, callId, toolCall.toolName, context)
+    const taken = take(gate, callId, toolCall.toolName, context, jsonOrText(toolCall.input))
     if (taken !== undefined) {
       if (!taken.allowed) throw new ToolRefusedError(taken, callId)
       return null
