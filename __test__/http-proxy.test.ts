@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ToolGate, ToolGateError, verifyReceipt } from '../src-ts/index'
 import { deferredLog } from '../src-ts/cli/log'
 import { GateCache } from '../src-ts/proxy/http-gates'
-import { removeRefused } from '../src-ts/proxy/http-rewrite'
+import { decidedAnswer } from '../src-ts/proxy/http-rewrite'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
 import { call, CHAT_TURN, MESSAGE_TURN, use } from './helpers/turns'
@@ -722,7 +722,7 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
       ],
     }
     const report = gate.guard(JSON.stringify(turn), { dialect: 'openai' })
-    const out = removeRefused('openai', report.payload, report.calls).body as typeof turn
+    const out = JSON.parse(decidedAnswer('openai', JSON.stringify(turn), report.calls).text) as typeof turn
     expect(out.choices[0].message.tool_calls?.map((c) => c.id)).toEqual(['c1'])
     expect(out.choices[0].finish_reason).toBe('tool_calls')
     expect(out.choices[0].message.content).toContain('`nuke` was not run (unknown_tool)')
@@ -733,8 +733,8 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
 
   it('a refused call the payload does not hold is E_PAYLOAD, never a silent pass', () => {
     const refused = [{ callId: 'ghost', tool: 't', outcome: 'rejected' as const, allowed: false, flags: [], message: 'no' }]
-    expect(() => removeRefused('anthropic', { content: [{ type: 'text', text: 'hi' }] }, refused)).toThrow(/refused call `ghost` not found/)
-    expect(() => removeRefused('openai-responses', { output: [] }, refused)).toThrow(ToolGateError)
+    expect(() => decidedAnswer('anthropic', JSON.stringify({ content: [{ type: 'text', text: 'hi' }] }), refused)).toThrow(/carries 0 tool calls, the gate decided 1/)
+    expect(() => decidedAnswer('openai-responses', JSON.stringify({ output: [] }), refused)).toThrow(ToolGateError)
   })
 
   it('learns request schemas; conflicting definitions and uncompilable schemas are handled', () => {

@@ -17,7 +17,7 @@ import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, reques
 import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
 import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
-import { MAX_HEADER_CHARS, receiptsHeader, removeRefused } from './http-rewrite'
+import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './http-rewrite'
 import { guardSse } from './http-sse'
 import {
   clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
@@ -342,22 +342,18 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered ${status} with a body that is not a JSON object (content-type ${clip(contentType === '' ? 'none' : contentType)}); not forwarded unguarded`))
     return
   }
-  let answer: ReturnType<typeof removeRefused>
-  let out: string
+  let answer: GuardedAnswer
   try {
     const report = gate.guard(json, { ...context, dialect })
-    // No call repaired or refused: the report's payload is the answer itself (TurnReport.payload:
-    // the input turn with repairs written back), so the text the gate read goes out as it is —
-    // the payload is never built, parsed or serialized again.
-    const unchanged = report.calls.every((c) => c.allowed && c.outcome !== 'repaired')
-    answer = removeRefused(dialect, unchanged ? undefined : report.payload, report.calls)
-    out = unchanged ? json : JSON.stringify(answer.body)
     s.log(turnLine(dialect, report.calls, context))
+    // what goes out is the decided turn: every call part re-encoded from its verdict, by position
+    answer = decidedAnswer(dialect, json, report.calls)
   } catch (err) {
     s.log(`${dialect}: the upstream's answer cannot be guarded (${(err as Error).message})`)
     send(res, proxyError(dialect, 'bad_upstream_response', `the upstream's answer cannot be guarded (${(err as Error).message}); not forwarded unguarded`))
     return
   }
+  const out = answer.text
   const h = clientHeaders(up, true)
   const refused = boundedRefused(answer.refused)
   if (refused !== undefined) h[REFUSED_HEADER] = refused
