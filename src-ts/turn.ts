@@ -110,6 +110,14 @@ export function readCallsWire(wire: string): TurnCall[] {
 }
 
 /** Builds the public report from the binding's wire; `original` is the payload as the caller gave it. */
+/** Every report the gate made (`guard`, `guardAsync`, a stream's `end`): a mark no other value can carry. */
+const madeByGate = new WeakSet<object>()
+
+/** Whether `v` is a report the gate made — never judged by shape (an upstream answer can carry any keys). */
+export function isGateReport(v: unknown): v is TurnReport {
+  return typeof v === 'object' && v !== null && madeByGate.has(v)
+}
+
 export function readTurnWire(wire: string, original: unknown, text: string): TurnReport {
   const w = JSON.parse(wire) as WireReport
   const calls: TurnCall[] = w.calls.map(readCall)
@@ -127,6 +135,7 @@ export function readTurnWire(wire: string, original: unknown, text: string): Tur
     Object.defineProperty(report, LAZY, { value: lazy })
     Object.defineProperty(report, 'payload', LAZY_PAYLOAD)
   }
+  madeByGate.add(report)
   return report
 }
 

@@ -4,6 +4,7 @@
 // and turns their results (or throws) into text.
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
+import { isGateReport } from '../turn'
 import type { Dialect, TurnCall, TurnReport } from '../types'
 import { contextOf, entryOf, type ClientDialect, type ContextSource, type VerdictInfo } from './openai-guarded-turns'
 
@@ -68,14 +69,11 @@ export function checkRunArgs(where: string, handlers: unknown, gate: unknown, op
   }
 }
 
-function isReport(v: unknown): v is TurnReport {
-  return isObj(v) && typeof v.dialect === 'string' && Array.isArray(v.calls) && Array.isArray(v.feedback) && Array.isArray(v.allowed)
-}
-
 /**
  * The report of the turn `turn` holds: the one a guarded client kept for it (never decided
- * twice, so loop counts and confirmation tokens stay right), the report itself, or — for a
- * response no guarded client answered — `gate.guardAsync` on it now, telling `onVerdict`.
+ * twice, so loop counts and confirmation tokens stay right), the report itself when the gate made
+ * it (`guard`, `guardAsync`, a stream's `end()`: recognised by a mark only the gate sets, never
+ * by its keys), or — for anything else — `gate.guardAsync` on it now, telling `onVerdict`.
  */
 export async function reportOf<D extends ClientDialect>(
   turn: unknown,
@@ -92,7 +90,9 @@ export async function reportOf<D extends ClientDialect>(
     if (entry.report === undefined) throw new ToolGateError('E_PAYLOAD', `${where}: the stream has not ended; consume it to its end first (its calls are decided as they complete)`)
     return entry.report as TurnReport<D>
   }
-  if (isReport(turn)) {
+  // a report counts only when the gate made it (a mark, never a shape): an upstream answer
+  // carrying `dialect`/`calls`/`allowed` keys is a response like any other, guarded below
+  if (isGateReport(turn)) {
     if ((turn.dialect as Dialect) !== dialect) throw new ToolGateError('E_DIALECT', `${where}: this report is ${turn.dialect}, not ${dialect}`)
     return turn as TurnReport<D>
   }

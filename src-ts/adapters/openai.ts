@@ -11,6 +11,7 @@ import type { Stream } from 'openai/core/streaming'
 
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
+import { isGateReport } from '../turn'
 import type { TurnReport } from '../types'
 import { proxyClient } from './openai-client-proxy'
 import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
@@ -155,7 +156,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 /** Which API a turn belongs to: from the guarded client's record, the report, or the response's `object`. */
 function dialectOf(turn: unknown): 'openai' | 'openai-responses' {
-  const d = entryOf(turn)?.dialect ?? (isObj(turn) ? (typeof turn.calls === 'object' ? turn.dialect : turn.object) : undefined)
+  const d = entryOf(turn)?.dialect ?? (isGateReport(turn) ? turn.dialect : isObj(turn) ? turn.object : undefined)
   if (d === 'openai' || d === 'chat.completion') return 'openai'
   if (d === 'openai-responses' || d === 'response') return 'openai-responses'
   throw new ToolGateError('E_DIALECT', `${RUN}: expected a ChatCompletion, a Response, a guarded stream of either, or an openai / openai-responses report`)
