@@ -141,18 +141,19 @@ describe('the Cedar request', () => {
     expect(raw.type === 'success' && raw.response.decision).toBe('allow')
     for (const key of ['__entity', '__extn', '__expr']) {
       const forged = { owner: { [key]: key === '__entity' ? { type: 'User', id: 'admin' } : 'x' } }
-      expect(decided(gate.check('admin_panel', forged, alice)), key).toEqual(['denied', 'no_rule'])
+      // never dropped quietly: the engine refuses the value, and the gate denies
+      expect(decided(gate.check('admin_panel', forged, alice)), key).toEqual(['denied', 'engine'])
     }
   })
 
-  it('a forbid that cannot be evaluated denies (fail closed), and dropped values count as missing', () => {
+  it('a forbid that cannot be evaluated denies (fail closed), and so does a value Cedar cannot hold', () => {
     const gate = gateWith({ policies: 'permit(principal, action == Action::"admin_panel", resource);\nforbid(principal, action, resource) when { context.arguments.amount > 100 };' })
     expect(decided(gate.check('admin_panel', { amount: 50 }, alice))).toEqual(['passed', undefined])
     expect(decided(gate.check('admin_panel', { amount: 500 }, alice))).toEqual(['denied', 'engine'])
     // Cedar alone would skip the erroring forbid and allow through the permit
     expect(decided(gate.check('admin_panel', {}, alice))).toEqual(['denied', 'engine'])
     expect(decided(gate.check('admin_panel', { amount: 'lots' }, alice))).toEqual(['denied', 'engine'])
-    // no Cedar value for a fraction, a huge integer or null: left out, so the forbid errors
+    // no Cedar value for a fraction, a huge integer or null: the engine refuses it (deny)
     for (const amount of [500.5, 1e20, null]) expect(decided(gate.check('admin_panel', { amount }, alice)), String(amount)).toEqual(['denied', 'engine'])
     // an erroring permit is only skipped
     const permits = gateWith({ policies: 'permit(principal, action, resource) when { context.arguments.amount < 100 };' })

@@ -12,11 +12,6 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function'
 }
 
-/**
- * Asks the engines synchronously: the first `allow`/`deny` decides; all delegating gives
- * `delegate`. An engine that throws, answers anything else, or runs past `timeoutMs` denies. An
- * engine that returns a promise throws `ToolGateError` `E_ASYNC` (use the `…Async` method).
- */
 /** Told why an engine's answer became a deny (it threw, answered nonsense, or timed out). */
 export type EngineErrorReporter = (error: unknown, request: EngineRequest, engine: number) => void
 
@@ -35,6 +30,11 @@ function nonsense(v: unknown): Error {
   return new Error(`engine answered ${typeof v === 'string' ? JSON.stringify(v) : typeof v}; expected 'allow', 'deny' or 'delegate'`)
 }
 
+/**
+ * Asks the engines synchronously: the first `allow`/`deny` decides; all delegating gives
+ * `delegate`. An engine that throws, answers anything else, or runs past `timeoutMs` denies. An
+ * engine that returns a promise throws `ToolGateError` `E_ASYNC` (use the `…Async` method).
+ */
 export function askEnginesSync(
   engines: readonly PolicyEngine[],
   request: EngineRequest,
@@ -63,20 +63,36 @@ export function askEnginesSync(
   return 'delegate'
 }
 
-/** Asks the engines, awaiting each (bounded by `timeoutMs`); same rules as {@link askEnginesSync}. */
+/**
+ * Asks the engines, awaiting each (bounded by `timeoutMs`); same rules as {@link askEnginesSync}.
+ * The bound holds in two ways: a timer answers `deny` when an engine has not answered in time,
+ * and an answer that arrives after `timeoutMs` is refused after the fact (an engine that blocks
+ * the event loop keeps the timer from firing, so its late `allow` would otherwise win the race):
+ * both deny and tell `onError`.
+ */
 export async function askEngines(engines: readonly PolicyEngine[], request: EngineRequest, timeoutMs: number, onError?: EngineErrorReporter): Promise<EngineAnswer> {
   for (const [i, engine] of engines.entries()) {
     let timer: ReturnType<typeof setTimeout> | undefined
+    let late = false
     const timeout = new Promise<EngineAnswer>((resolve) => {
-      timer = setTimeout(() => resolve(report(onError, new Error(`engine did not answer within engineTimeoutMs ${timeoutMs}`), request, i)), timeoutMs)
+      timer = setTimeout(() => {
+        late = true
+        resolve(report(onError, new Error(`engine did not answer within engineTimeoutMs ${timeoutMs}`), request, i))
+      }, timeoutMs)
     })
     let a: EngineAnswer
+    const t0 = performance.now()
     try {
       const run = Promise.resolve()
         .then(() => engine(request))
         .then(
-          (v) => (v === 'allow' || v === 'deny' || v === 'delegate' ? v : report(onError, nonsense(v), request, i)),
-          (err: unknown) => report(onError, err, request, i),
+          (v): EngineAnswer => {
+            if (late) return 'deny' // the timer answered (and told onError) already
+            const took = performance.now() - t0
+            if (took > timeoutMs) return report(onError, new Error(`engine took ${took.toFixed(1)} ms, over engineTimeoutMs ${timeoutMs}`), request, i)
+            return v === 'allow' || v === 'deny' || v === 'delegate' ? v : report(onError, nonsense(v), request, i)
+          },
+          (err: unknown) => (late ? 'deny' : report(onError, err, request, i)),
         )
       a = await Promise.race([run, timeout])
     } finally {

@@ -107,41 +107,39 @@ export interface CedarEngineOptions {
 const ESCAPES: ReadonlySet<string> = new Set(['__entity', '__extn', '__expr'])
 
 /**
- * A JSON value as a Cedar value, or `undefined` to drop it. Strings, booleans and safe integers
- * (Cedar `Long`) pass; arrays become sets of their converted elements; objects become records
- * without the escape keys (`__entity`, `__extn`, `__expr`: a model must not forge an entity or
- * extension value); fractions, unsafe integers and `null` (no Cedar equivalent) are dropped.
+ * A JSON value as the Cedar value that holds it exactly: strings and booleans as they are, safe
+ * integers (|n| ≤ 2^53 − 1, inside Cedar's `Long`) as they are, arrays as sets of their
+ * converted elements, objects as records. A value Cedar cannot hold exactly is never dropped:
+ * a fraction, an integer beyond 2^53 − 1 (JavaScript has already rounded it), a non-finite
+ * number, `null`, or a key Cedar's JSON format reads as an escape (`__entity`, `__extn`,
+ * `__expr`: a model must not forge an entity or extension value) throws, naming where it is, so
+ * the gate denies the call (reason `engine`, `onEngineError` told). Map such values yourself in
+ * `options.context` (to a string, a whole number of cents, or away) if a policy should see them.
  */
-function cedarValue(v: unknown): unknown {
+function cedarValue(v: unknown, at: string): unknown {
   switch (typeof v) {
     case 'string':
     case 'boolean':
       return v
     case 'number':
-      return Number.isSafeInteger(v) ? v : undefined
+      if (Number.isSafeInteger(v)) return v
+      throw new Error(`cedarEngine: ${at} is ${String(v)}, which Cedar cannot hold exactly (${Number.isInteger(v) ? 'an integer beyond 2^53 - 1' : Number.isFinite(v) ? 'a fraction' : 'not a finite number'}); the call is denied`)
     case 'object':
-      if (v === null) return undefined
-      if (Array.isArray(v)) {
-        const out: unknown[] = []
-        for (const e of v) {
-          const c = cedarValue(e)
-          if (c !== undefined) out.push(c)
-        }
-        return out
-      }
-      return cedarRecord(v as Record<string, unknown>)
+      if (v === null) throw new Error(`cedarEngine: ${at} is null, which Cedar has no value for; the call is denied`)
+      if (Array.isArray(v)) return v.map((e, i) => cedarValue(e, `${at}[${i}]`))
+      return cedarRecord(v as Record<string, unknown>, at)
     default:
-      return undefined
+      throw new Error(`cedarEngine: ${at} is ${typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`}, which Cedar has no value for; the call is denied`)
   }
 }
 
-function cedarRecord(o: Record<string, unknown>): Record<string, unknown> {
+function cedarRecord(o: Record<string, unknown>, at: string): Record<string, unknown> {
   // null prototype: a `__proto__` key stays data
   const out = Object.create(null) as Record<string, unknown>
   for (const k of Object.keys(o)) {
-    if (ESCAPES.has(k)) continue
-    const c = cedarValue(o[k])
-    if (c !== undefined) out[k] = c
+    if (o[k] === undefined) continue // not JSON: absent
+    if (ESCAPES.has(k)) throw new Error(`cedarEngine: ${at} has the key ${k}, which Cedar would read as an entity or extension escape; the call is denied`)
+    out[k] = cedarValue(o[k], `${at}.${k}`)
   }
   return out
 }
@@ -229,9 +227,11 @@ function scopeActions(scope: CedarScope): string[] {
  *   `surface` `"visitor"` unless the caller said `"operator"`; `purpose` and `identity` only when
  *   the caller gave them (test with `context has purpose`). `arguments` are the exact (repaired,
  *   pinned) arguments as Cedar values: strings, booleans and safe integers as they are, arrays as
- *   sets, objects as records; keys `__entity`/`__extn`/`__expr` are removed (a model could
- *   otherwise forge an entity reference) and values Cedar cannot hold (fractions, integers beyond
- *   2^53, `null`) are left out, so a policy reading one sees a missing attribute.
+ *   sets, objects as records. Nothing is dropped: a value Cedar cannot hold exactly (a fraction,
+ *   an integer beyond 2^53 − 1, a non-finite number, `null`) or a key `__entity`/`__extn`/`__expr`
+ *   (a model could otherwise forge an entity reference), anywhere in the context, makes the
+ *   engine throw, which the gate turns into a deny (reason `engine`). Map such values in
+ *   `options.context` when a policy should see them.
  *
  * Cedar's answer maps to the gate's:
  * - `allow` (a `permit` satisfied, no `forbid`) → `'allow'`: the call may run even where no
@@ -323,7 +323,7 @@ export function cedarEngine(options: CedarEngineOptions): PolicyEngine {
   for (const id of ['', ...[...actions].slice(0, 16)]) {
     try {
       const args = { s: 'x', n: 1, b: true, l: ['x', 1], r: { k: 'v' } }
-      authorize({ type: 'User', id: '' }, { type: 'Action', id }, { type: 'Resource', id: '' }, cedarRecord({ ...defaultContext({ tool: '', action: id, arguments: args, context: {}, rules: 'no_rule' }), purpose: '' }), fixed ?? [])
+      authorize({ type: 'User', id: '' }, { type: 'Action', id }, { type: 'Resource', id: '' }, cedarRecord({ ...defaultContext({ tool: '', action: id, arguments: args, context: {}, rules: 'no_rule' }), purpose: '' }, 'context'), fixed ?? [])
     } catch {
       // only the compiling matters
     }
@@ -338,7 +338,7 @@ export function cedarEngine(options: CedarEngineOptions): PolicyEngine {
       if (!isRef(ref)) throw new Error(`cedarEngine: \`${what}\` must give { type, id } strings`)
     }
     const defaults = defaultContext(request)
-    const context = cedarRecord(contextHook === undefined ? defaults : contextHook(request, defaults))
+    const context = cedarRecord(contextHook === undefined ? defaults : contextHook(request, defaults), 'context')
     const entities = entitiesOf === undefined ? fixed ?? [] : entitiesOf(request)
     if (isThenable<CedarEntity[]>(entities)) return Promise.resolve(entities).then((e) => authorize(principal, action, resource, context, e))
     return authorize(principal, action, resource, context, entities)

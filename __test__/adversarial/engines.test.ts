@@ -1,0 +1,113 @@
+// Adversarial: plugged engines never let through what they could not judge. A Cedar engine (the
+// real @cedar-policy/cedar-wasm) that cannot hold a value exactly denies instead of dropping it
+// (a `forbid` guarded by `has` failed open on a dropped integer), and the async methods enforce
+// `engineTimeoutMs` on an engine that blocks the event loop (its timer never fires, so its late
+// `allow` won the race). Through the real native addon.
+import { describe, expect, it } from 'vitest'
+
+import { cedarEngine } from '../../src-ts/engines/cedar'
+import { ToolGate, type EngineRequest, type PolicyEngine, type ToolGateConfig } from '../../src-ts/index'
+
+const config: ToolGateConfig = {
+  tools: [
+    { name: 'get_account', inputSchema: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } },
+    { name: 'pay', inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] }, writes: true },
+  ],
+  policy: { rules: [{ effect: 'allow', tools: ['get_account', 'pay'], confirm: false }] },
+}
+
+// a forbid written the careful way (`has` first), on an id past 2^53: Cedar's Long holds it exactly
+const PROTECTED = 9007199254740992 // 2^53: JavaScript cannot tell it from 2^53 + 1
+const POLICIES = `
+permit(principal, action, resource);
+forbid(principal, action, resource) when { context.arguments has id && context.arguments.id == ${PROTECTED} };
+forbid(principal, action, resource) when { context has identity && context.identity has account && context.identity.account == ${PROTECTED} };
+`
+
+const request = (args: Record<string, unknown>, identity?: Record<string, unknown>): EngineRequest => ({
+  tool: 'get_account',
+  action: 'get_account',
+  arguments: args,
+  context: { subject: 'ana', ...(identity === undefined ? {} : { identity }) },
+  rules: 'allow',
+})
+
+describe('Cedar never drops a value it cannot hold exactly', () => {
+  const engine = cedarEngine({ policies: POLICIES })
+
+  it('the engine itself: a protected id past 2^53 is refused (thrown), never dropped into a `has` that is false', () => {
+    expect(engine(request({ id: 42 }))).toBe('allow')
+    expect(() => engine(request({ id: PROTECTED }))).toThrow(/context\.arguments\.id is 9007199254740992, which Cedar cannot hold exactly \(an integer beyond 2\^53 - 1\)/)
+    expect(() => engine(request({ id: 42 }, { account: PROTECTED }))).toThrow(/context\.identity\.account/)
+    for (const bad of [0.5, Number.NaN, null]) expect(() => engine(request({ id: 1, note: bad }))).toThrow(/the call is denied/)
+    expect(() => engine(request({ id: 1, owner: { __entity: { type: 'User', id: 'admin' } } }))).toThrow(/__entity/)
+  })
+
+  it('through the gate: the model’s 9007199254740993 and a host identity past 2^53 are denied, and onEngineError is told', () => {
+    const told: string[] = []
+    const gate = new ToolGate(config, { engines: [engine], engineTimeoutMs: 5_000, onEngineError: (e) => void told.push((e as Error).message) })
+    expect(gate.check('get_account', '{"id":42}', { subject: 'ana' }).allowed).toBe(true)
+    // the model's text holds 2^53 + 1; JSON.parse would hand the tool (and Cedar) 2^53
+    const v = gate.check('get_account', '{"id":9007199254740993}', { subject: 'ana' })
+    expect(v.allowed).toBe(false)
+    // the core refuses it as bad_arguments, or (an older core) the engine denies it
+    expect(['bad_arguments', 'engine']).toContain(v.reason)
+    const w = gate.check('get_account', '{"id":7}', { subject: 'ana', identity: { account: 2 ** 60 } })
+    expect([w.allowed, w.reason]).toEqual([false, 'engine'])
+    expect(told.at(-1)).toMatch(/context\.identity\.account is 1152921504606847000/)
+  })
+})
+
+/** An engine that blocks the event loop for `ms` when `slow.on`, then answers `allow`. */
+function blocking(ms: number, slow: { on: boolean }): PolicyEngine {
+  return () => {
+    if (slow.on) {
+      const end = performance.now() + ms
+      while (performance.now() < end) {
+        // busy: no timer can fire
+      }
+    }
+    return 'allow'
+  }
+}
+
+describe('engineTimeoutMs holds in the async methods for an engine that blocks the event loop', () => {
+  it('checkAsync, guardAsync and confirmAsync deny a late allow and tell onEngineError', async () => {
+    const slow = { on: true }
+    const told: string[] = []
+    const gate = new ToolGate(config, { engines: [blocking(150, slow)], engineTimeoutMs: 40, onEngineError: (e) => void told.push((e as Error).message) })
+
+    const v = await gate.checkAsync('get_account', '{"id":1}', { subject: 'ana' })
+    expect([v.allowed, v.reason]).toEqual([false, 'engine'])
+    expect(told.at(-1)).toMatch(/^engine took \d+\.\d ms, over engineTimeoutMs 40$/)
+
+    const turn = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_account', arguments: '{"id":1}' } }] }
+    const r = await gate.guardAsync(turn, { dialect: 'openai', subject: 'ana' })
+    expect(r.calls.map((c) => [c.allowed, c.reason])).toEqual([[false, 'engine']])
+    expect(told).toHaveLength(2)
+
+    // a confirmation asked while the engine is fast, confirmed while it blocks
+    const writes = new ToolGate({ ...config, policy: { rules: [{ effect: 'allow', tools: ['pay'] }] } }, { engines: [blocking(150, slow)], engineTimeoutMs: 40, onEngineError: (e) => void told.push((e as Error).message) })
+    slow.on = false
+    const asked = await writes.checkAsync('pay', '{"amount":5}', { subject: 'ana' })
+    expect(asked.outcome).toBe('confirm')
+    slow.on = true
+    const confirmed = await writes.confirmAsync(asked.confirmation!.token, { subject: 'ana' })
+    expect([confirmed.allowed, confirmed.reason]).toEqual([false, 'engine'])
+    expect(told).toHaveLength(3)
+
+    // the same engine in time: allowed
+    slow.on = false
+    expect((await gate.checkAsync('get_account', '{"id":1}', { subject: 'ana' })).allowed).toBe(true)
+  })
+
+  it('an async engine that answers after the timer denied is told once, and still denies', async () => {
+    const told: string[] = []
+    const late: PolicyEngine = () => new Promise((resolve) => setTimeout(() => resolve('allow'), 80))
+    const gate = new ToolGate(config, { engines: [late], engineTimeoutMs: 20, onEngineError: (e) => void told.push((e as Error).message) })
+    const v = await gate.checkAsync('get_account', '{"id":1}', { subject: 'ana' })
+    expect([v.allowed, v.reason]).toEqual([false, 'engine'])
+    await new Promise((r) => setTimeout(r, 120))
+    expect(told).toEqual(['engine did not answer within engineTimeoutMs 20'])
+  })
+})
