@@ -133,6 +133,19 @@ export interface ToolConfig {
   output?: { label: string }
   /** Refused (`taint`) in a session tainted above `maxLabel`. */
   sink?: { maxLabel: string }
+  /** Let case-twin keys (`{"path":…,"PATH":…}`) through for this tool (overrides the gate's `allowCaseTwinKeys`). */
+  allowCaseTwinKeys?: boolean
+  /** How this tool's resource is compared with rule `resources` globs (overrides the gate's `resources`). */
+  resources?: ResourcesConfig
+}
+
+/** `resources`: how resolved resources are compared with rule `resources` globs. */
+export interface ResourcesConfig {
+  /**
+   * Compare case-insensitively (Unicode simple case folding), for hosts whose files or store
+   * ignore case: `file:reports/PRIVATE/x` is then covered by a deny on `file:reports/private/**`.
+   */
+  caseInsensitive?: boolean
 }
 
 /** Loop guard thresholds: the call past `maxIdentical` identical allowed calls within `windowSeconds` is refused (`loop`). */
@@ -232,6 +245,14 @@ export interface ToolGateConfig {
   }
   /** Let `__proto__` / `constructor.prototype` keys through as plain data (default false). */
   allowProtoKeys?: boolean
+  /**
+   * Let keys equal under Unicode case folding share one object (`{"path":…,"PATH":…}`). Default
+   * false: such arguments are `bad_arguments`, since runtimes that bind JSON case-insensitively
+   * (Go, .NET) may take the twin the gate did not check. A tool's own setting wins.
+   */
+  allowCaseTwinKeys?: boolean
+  /** How resources are compared with rule globs, gate-wide (a tool's own `resources` wins). */
+  resources?: ResourcesConfig
   /** The taint lattice, lowest first. */
   labels?: string[]
   /** Rules and personas; absent: schema gate only (every declared tool allowed). */
@@ -250,6 +271,35 @@ export interface ToolGateConfig {
   audit?: AuditConfig
   /** Settings of the CLI proxies (`toolgate mcp-proxy`, `toolgate proxy`); the library ignores them. */
   proxy?: ProxyConfig
+  /** Who is calling, from a verified bearer token (docs/identity.md): the servers require it on every request; `verifyCaller` reads it. */
+  identity?: IdentityConfig
+}
+
+/** `identity`: callers are identified by a verified JWT bearer token. */
+export interface IdentityConfig {
+  jwt: JwtIdentityConfig
+}
+
+/** `identity.jwt`: what makes a token valid and how its claims become a {@link CallContext}. */
+export interface JwtIdentityConfig {
+  /** The `iss` every token must carry (also the authorization server the protected-resource metadata names). */
+  issuer: string
+  /** The `aud` a token must carry (one of these). */
+  audience: string | string[]
+  /** The issuer's JWKS URL (https; http only on loopback). Exactly one of `jwksUrl` and `publicKeys`. */
+  jwksUrl?: string
+  /** Verifying keys: JWK objects or PEM (SPKI) strings. */
+  publicKeys?: (Record<string, unknown> | string)[]
+  /** Accepted signature algorithms (default `['EdDSA', 'ES256', 'RS256']`); asymmetric only. */
+  algorithms?: string[]
+  /** Claim holding the subject (default `sub`); dotted paths reach nested claims. */
+  subjectClaim?: string
+  /** Claim holding the roles (default `roles`): an array, or a space/comma-separated string. */
+  rolesClaim?: string
+  /** `identity.<name>` facts taken from these claim paths. */
+  identityClaims?: Record<string, string>
+  /** Leeway for `exp` / `nbf` / `iat`, seconds (default 30, at most 300). */
+  clockToleranceSeconds?: number
 }
 
 /** `proxy`: who the CLI proxies act for and how they reach their upstream. Command-line flags win. */
@@ -276,6 +326,8 @@ export interface ProxyConfig {
   allowedOrigins?: string[]
   /** Listeners: environment variable holding the bearer token clients must send. */
   bearerTokenEnv?: string
+  /** Headers sent to the upstream (its own credentials); a `{ env }` value is read from that environment variable at start. */
+  upstreamHeaders?: Record<string, string | { env: string }>
 }
 
 /** `audit`: where decision records go and what they hold. */
@@ -294,6 +346,10 @@ export interface AuditConfig {
   onFailure?: 'deny' | 'allow'
   /** Records held in memory before they are written (default 65536). */
   bufferRecords?: number
+  /** Environment variable holding the chain's HMAC-SHA-256 key (at least 16 bytes): records are then chained with a key, so an edited, re-chained log fails `toolgate audit verify --key-env`. */
+  chainKeyEnv?: string
+  /** File holding the chain key (relative to the config file with `fromFile`). At most one of `chainKeyEnv` and `chainKeyFile`. */
+  chainKeyFile?: string
 }
 
 /** Options of {@link ToolGate.guard}: the dialect to read (or `'auto'`), and who is calling. */

@@ -52,6 +52,28 @@ pub struct Config {
     /// Settings of the CLI proxies (read by the host only; parsed here so typos are errors).
     #[serde(default)]
     pub proxy: Option<crate::proxy_config::ProxyConfig>,
+    /// Who is calling, from a verified bearer token (read by the host only; docs/identity.md).
+    #[serde(default)]
+    pub identity: Option<crate::identity_config::IdentityConfig>,
+    /// Let keys that are equal under Unicode case folding share one object (`{"path":…,"PATH":…}`);
+    /// default false: such arguments are `bad_arguments`, since runtimes that bind JSON
+    /// case-insensitively may take the twin the gate did not check.
+    #[serde(default)]
+    pub allow_case_twin_keys: bool,
+    /// How resources are matched gate-wide (a tool's own `resources` wins).
+    #[serde(default)]
+    pub resources: ResourcesConfig,
+}
+
+/// `resources` (gate-wide, or per tool): how resolved resources are compared with rule globs.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResourcesConfig {
+    /// Compare resources and rule `resources` globs case-insensitively (Unicode simple case
+    /// folding), for hosts whose filesystem or store ignores case: `reports/PRIVATE/x` is then
+    /// covered by a deny on `file:reports/private/**`.
+    #[serde(default)]
+    pub case_insensitive: Option<bool>,
 }
 
 /// Whether policy-level refusals are enforced.
@@ -122,6 +144,13 @@ pub struct AuditConfig {
     /// Records held before the host writes them out (default 65536).
     #[serde(default = "default_buffer")]
     pub buffer_records: usize,
+    /// The environment variable holding the audit chain's HMAC-SHA-256 key (host): each
+    /// record's link is then keyed, so a forger without the key cannot re-chain an edited log.
+    #[serde(default)]
+    pub chain_key_env: Option<String>,
+    /// A file holding the chain key (host; relative to the config file). At most one of the two.
+    #[serde(default)]
+    pub chain_key_file: Option<String>,
 }
 
 fn default_buffer() -> usize {
@@ -334,6 +363,12 @@ pub struct ToolConfig {
     /// This tool's mode (overrides the gate's).
     #[serde(default)]
     pub mode: Option<Mode>,
+    /// Let case-twin keys through for this tool (overrides the gate's `allowCaseTwinKeys`).
+    #[serde(default)]
+    pub allow_case_twin_keys: Option<bool>,
+    /// How this tool's resource is compared with rule globs (overrides the gate's `resources`).
+    #[serde(default)]
+    pub resources: Option<ResourcesConfig>,
 }
 
 /// Bounds on arguments, applied before anything else reads them.
@@ -447,9 +482,18 @@ impl Config {
         if let Some(p) = &self.proxy {
             p.validate()?;
         }
+        if let Some(i) = &self.identity {
+            i.validate()?;
+        }
         if let Some(a) = &self.audit {
             if a.buffer_records == 0 || a.buffer_records > 10_000_000 {
                 return Err(GateError::Config(format!("config at `audit.bufferRecords`: must be between 1 and 10000000, got {}", a.buffer_records)));
+            }
+            if a.chain_key_env.is_some() && a.chain_key_file.is_some() {
+                return Err(GateError::Config("config at `audit`: set at most one of `chainKeyEnv` and `chainKeyFile`".into()));
+            }
+            if a.chain_key_env.as_deref() == Some("") || a.chain_key_file.as_deref() == Some("") {
+                return Err(GateError::Config("config at `audit`: `chainKeyEnv` / `chainKeyFile` must not be empty".into()));
             }
         }
         if self.state.max_sessions == 0 || self.state.max_sessions > 10_000_000 {

@@ -18,6 +18,7 @@ pub mod context;
 pub mod dialect;
 pub mod error;
 pub mod gate;
+pub mod identity_config;
 pub mod json;
 pub mod policy;
 pub mod proxy_config;

@@ -44,6 +44,23 @@ pub struct ProxyConfig {
     /// Listeners: the environment variable holding the bearer token clients must send.
     #[serde(default)]
     pub bearer_token_env: Option<String>,
+    /// Headers the proxies send to their upstream (the model API's or MCP server's own
+    /// credentials); a `{ "env": "VAR" }` value is read from that variable at start.
+    #[serde(default)]
+    pub upstream_headers: Option<std::collections::BTreeMap<String, HeaderValue>>,
+}
+
+/// A `proxy.upstreamHeaders` value: literal text, or the name of an environment variable.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum HeaderValue {
+    /// The header's value as written.
+    Literal(String),
+    /// `{ "env": "VAR" }`: the value of `VAR` (the host refuses a missing variable).
+    Env {
+        /// The environment variable's name.
+        env: String,
+    },
 }
 
 /// `proxy.identityHeaders`: header names, lower case.
@@ -98,6 +115,21 @@ impl ProxyConfig {
         if let Some(u) = &self.upstream {
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return bad("upstream", format!("must be an http:// or https:// URL, got {u:?}"));
+            }
+        }
+        if let Some(h) = &self.upstream_headers {
+            for (name, v) in h {
+                let token = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+                if !token {
+                    return bad("upstreamHeaders", format!("{name:?} is not a header name"));
+                }
+                let ok = match v {
+                    HeaderValue::Literal(s) => !s.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0),
+                    HeaderValue::Env { env } => !env.is_empty(),
+                };
+                if !ok {
+                    return bad(&format!("upstreamHeaders.{name}"), "must be text without line breaks, or { \"env\": \"VAR\" }".into());
+                }
             }
         }
         for (key, v) in [("subject", &self.subject), ("session", &self.session), ("pinsFile", &self.pins_file), ("bearerTokenEnv", &self.bearer_token_env)] {
