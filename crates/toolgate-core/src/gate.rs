@@ -34,6 +34,10 @@ pub(crate) struct Tool {
     pub(crate) name: String,
     lower: String,
     destructive: bool,
+    /// Case-twin keys let through (`allowCaseTwinKeys`, the tool's or the gate's).
+    case_twins_ok: bool,
+    /// Its resource compares with rule globs case-insensitively (`resources.caseInsensitive`).
+    pub(crate) resource_ci: bool,
     schema: CompiledSchema,
     /// Its policy declarations.
     pub(crate) decl: ToolPolicy,
@@ -101,7 +105,9 @@ impl Gate {
             let schema_value = t.input_schema.clone().unwrap_or_else(open_object_schema);
             let schema = CompiledSchema::compile(&t.name, &schema_value)?;
             by_name.insert(t.name.clone(), tools.len());
-            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, schema, decl, candidates: Vec::new() });
+            let case_twins_ok = t.allow_case_twin_keys.unwrap_or(config.allow_case_twin_keys);
+            let resource_ci = t.resources.and_then(|r| r.case_insensitive).or(config.resources.case_insensitive).unwrap_or(false);
+            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, case_twins_ok, resource_ci, schema, decl, candidates: Vec::new() });
         }
         let policy = match &config.policy {
             None => None,
@@ -402,13 +408,24 @@ impl Gate {
                 }
             }
         }
+        // Values a tool would receive differently from what the gate checks (json::hazards).
+        if let Some(e) = crate::json::hazards::find(&value, big_integer, !t.case_twins_ok) {
+            return self.refuse_parse(t, &e);
+        }
         // Fast path: valid as sent, nothing to inject, no integer beyond 64 bits: repair would
         // change nothing, so it is skipped.
         let valid = t.schema.validator.is_valid(&value);
         if valid && !big_integer && (t.destructive || !t.schema.has_defaults) {
             return allowed(value, flags, normalized);
         }
-        self.decide(t, value, valid, normalized, &mut flags)
+        let v = self.decide(t, value, valid, normalized, &mut flags);
+        // a repair may add keys (defaults) or unpack nested JSON: check what will run
+        if let (Some(args), false) = (&v.arguments, v.untouched) {
+            if let Some(e) = crate::json::hazards::find(args, true, !t.case_twins_ok) {
+                return self.refuse_parse(t, &e);
+            }
+        }
+        v
     }
 
     /// Refuses arguments the host could not turn into JSON text (a cycle, a BigInt, a
@@ -471,6 +488,8 @@ fn parse_fix(e: &ParseError) -> &'static str {
         ParseError::ProtoKey { .. } => "Remove that key.",
         ParseError::TooLarge { .. } | ParseError::TooDeep { .. } => "Send smaller, flatter arguments.",
         ParseError::NonFinite => "Send finite numbers only.",
+        ParseError::UnsafeInteger { .. } => "Send such an identifier as a string if the tool accepts one.",
+        ParseError::CaseTwinKeys { .. } => "Send each key once, in the exact spelling of the tool's schema.",
         ParseError::Syntax { .. } => "Send the arguments as one complete JSON object.",
     }
 }

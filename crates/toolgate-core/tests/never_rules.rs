@@ -94,7 +94,8 @@ fn hostile_inputs_are_bad_arguments() {
 #[test]
 fn integers_beyond_64_bits_are_refused() {
     let g = search();
-    for big in ["18446744073709551615", "1e20", "-9300000000000000000"] {
+    // integral floats beyond 64 bits: the same double everywhere, so a schema matter (`invalid`)
+    for big in ["1e20", "-9300000000000000000"] {
         let v = g.check("search_db", &format!(r#"{{"query":"x","limit":{big}}}"#));
         assert_eq!(v.reason, Some(Reason::Invalid), "{big}");
         assert!(v.message.unwrap().contains("out of range"));
@@ -102,6 +103,41 @@ fn integers_beyond_64_bits_are_refused() {
         let v = strict.check("t", &format!(r#"{{"n":{big}}}"#));
         assert_eq!(v.reason, Some(Reason::Invalid), "strict {big}");
     }
+}
+
+/// An integer literal beyond ±(2^53 − 1) is exact here but rounded by `JSON.parse` in a
+/// JavaScript host or tool: a deny on one id would let its neighbour through. Refused.
+#[test]
+fn integers_a_javascript_tool_cannot_receive_exactly_are_refused() {
+    let g = gate_with(json!({"tools":[{"name":"t"},{"name":"s","destructive":true}]}));
+    for big in ["9007199254740992", "9007199254740993", "-9007199254740993", "18446744073709551615"] {
+        for tool in ["t", "s"] {
+            let v = g.check(tool, &format!(r#"{{"a":{{"id":{big}}}}}"#));
+            assert_eq!(v.reason, Some(Reason::BadArguments), "{tool} {big}");
+            assert!(v.message.as_ref().unwrap().contains("a.id"), "{v:?}");
+        }
+    }
+    assert!(g.check("t", r#"{"id":9007199254740991,"n":-9007199254740991}"#).allowed());
+    // inside a stringified object the model sent: unpacked, then checked
+    assert_eq!(g.check("t", r#""{\"id\":9007199254740993}""#).reason, Some(Reason::BadArguments));
+}
+
+/// Keys equal under case folding in one object are refused unless the tool opts out.
+#[test]
+fn case_twin_keys_are_refused_unless_allowed() {
+    let g = gate_with(json!({"tools":[{"name":"t"},{"name":"open","allowCaseTwinKeys":true}]}));
+    for args in [r#"{"path":"reports/q3.csv","PATH":"../../etc/passwd"}"#, r#"{"x":[{"owner":"a","Owner":"b"}]}"#, r#"{"k":1,"\u212a":2}"#] {
+        let v = g.check("t", args);
+        assert_eq!(v.reason, Some(Reason::BadArguments), "{args}");
+        assert!(v.message.unwrap().contains("letter case"));
+        assert!(g.check("open", args).allowed(), "{args}");
+    }
+    let all_open = gate_with(json!({"allowCaseTwinKeys":true,"tools":[{"name":"t"},{"name":"closed","allowCaseTwinKeys":false}]}));
+    assert!(all_open.check("t", r#"{"a":1,"A":2}"#).allowed());
+    assert_eq!(all_open.check("closed", r#"{"a":1,"A":2}"#).reason, Some(Reason::BadArguments));
+    // a default injected beside a twin the model sent is caught after the repair
+    let d = gate_with(json!({"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"limit":{"type":"integer","default":5}}}}]}));
+    assert_eq!(d.check("t", r#"{"LIMIT":1000}"#).reason, Some(Reason::BadArguments));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! JSON handling for untrusted input: a strict parser and JSON Pointer paths.
 
+pub mod hazards;
 pub mod parse;
 pub mod pointer;
 

@@ -63,6 +63,23 @@ pub enum ParseError {
     },
     /// A number that is not a finite f64.
     NonFinite,
+    /// An integer literal beyond ±(2^53 − 1), which a JavaScript tool would receive rounded
+    /// (found after the parse: see `json::hazards`).
+    UnsafeInteger {
+        /// The integer as written.
+        value: String,
+        /// Where it is, for display.
+        at: String,
+    },
+    /// Two keys of one object equal under Unicode case folding (found after the parse).
+    CaseTwinKeys {
+        /// The first key, in key order.
+        first: String,
+        /// Its twin.
+        second: String,
+        /// The object holding them, for display.
+        at: String,
+    },
     /// Not valid JSON (including invalid UTF-8), with 1-based position.
     Syntax {
         /// What the parser expected or found.
@@ -86,6 +103,13 @@ impl fmt::Display for ParseError {
             ParseError::DuplicateKey { key } => write!(f, "the key {} appears twice in one object", quote(key)),
             ParseError::ProtoKey { key } => write!(f, "the key {} is not allowed", quote(key)),
             ParseError::NonFinite => write!(f, "a number is out of range (NaN, Infinity and values beyond 64-bit floats are not allowed)"),
+            ParseError::UnsafeInteger { value, at } => write!(
+                f,
+                "the integer {value} at `{at}` is beyond ±9007199254740991, which tools written in JavaScript cannot receive exactly"
+            ),
+            ParseError::CaseTwinKeys { first, second, at } => {
+                write!(f, "the keys {} and {} in `{at}` differ only by letter case", quote(first), quote(second))
+            }
             ParseError::Syntax { detail, line, column } => {
                 write!(f, "the arguments are not valid JSON ({detail} at line {line}, column {column})")
             }
@@ -114,7 +138,8 @@ pub(crate) fn beyond_i64(f: f64) -> bool {
 /// What a successful parse noticed on the way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParseInfo {
-    /// Some integral number lies beyond the i64 range (it may still be a valid `number`).
+    /// Some integral number lies beyond ±(2^53 − 1): an integer literal a JavaScript tool cannot
+    /// receive exactly, or an integral float beyond the i64 range (it may still be a valid `number`).
     pub big_integer: bool,
 }
 
@@ -282,10 +307,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
         Ok(Value::Bool(v))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        if v.unsigned_abs() > super::hazards::MAX_SAFE_INTEGER {
+            self.state.big_integer.set(true);
+        }
         Ok(Value::Number(v.into()))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        if v > i64::MAX as u64 {
+        if v > super::hazards::MAX_SAFE_INTEGER {
             self.state.big_integer.set(true);
         }
         Ok(Value::Number(v.into()))
@@ -429,7 +457,9 @@ mod tests {
     #[test]
     fn big_integers_are_noticed() {
         let l = Limits::default();
-        assert!(!parse_str_info(r#"{"a":9223372036854775807,"b":-1.5e3}"#, &l).unwrap().1.big_integer);
+        assert!(!parse_str_info(r#"{"a":9007199254740991,"b":-1.5e3,"c":-9007199254740991}"#, &l).unwrap().1.big_integer);
+        assert!(parse_str_info(r#"{"a":9223372036854775807}"#, &l).unwrap().1.big_integer);
+        assert!(parse_str_info(r#"{"a":-9007199254740992}"#, &l).unwrap().1.big_integer);
         assert!(parse_str_info(r#"{"a":9223372036854775808}"#, &l).unwrap().1.big_integer);
         assert!(parse_str_info(r#"{"a":[1e19]}"#, &l).unwrap().1.big_integer);
     }
