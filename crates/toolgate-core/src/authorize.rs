@@ -91,6 +91,11 @@ impl Gate {
         }
         let rules = match self.policy() {
             None => RuleVerdict::Allow { confirm: None },
+            Some(p) if t.resource_ci => {
+                let folded = resource.as_deref().map(crate::json::hazards::fold_case);
+                let scope = Scope { resource_folded: true, ..call_scope(who, t, args, folded.as_deref()) };
+                p.decide(&t.candidates, &scope, who.persona)
+            }
             Some(p) => p.decide(&t.candidates, &call_scope(who, t, args, resource.as_deref()), who.persona),
         };
         // shadow mode: a policy-level refusal is remembered (the first one is what enforcement

@@ -25,9 +25,90 @@ struct Rule {
     roles: Option<Vec<String>>,
     personas: Option<Vec<usize>>,
     subjects: Option<Vec<Glob>>,
-    resources: Option<Vec<Glob>>,
+    resources: Option<ResourceGlobs>,
     when: Option<Condition>,
     confirm: Option<bool>,
+}
+
+/// A rule's `resources`, compiled twice: as written, and case-folded for tools whose resources
+/// compare case-insensitively (`resources.caseInsensitive`). A pattern ending in `/**` also
+/// matches the directory itself (`file:reports/private/**` covers `file:reports/private`),
+/// so a deny on a folder cannot be dodged by naming the folder.
+#[derive(Debug, Clone)]
+struct ResourceGlobs {
+    exact: Vec<Glob>,
+    folded: Vec<Glob>,
+    /// Per pattern of `exact`/`folded` (same index): with `{subject}` read as `**`, for a deny
+    /// asked without a subject — it applies when some subject could make it match.
+    any_subject: Vec<Option<(Glob, Glob)>>,
+}
+
+/// `p` with every unescaped `{subject}` replaced by `**` (any run).
+fn subject_as_wildcard(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut rest = p;
+    while let Some(c) = rest.chars().next() {
+        if c == '\\' {
+            let n = rest[1..].chars().next().map_or(0, char::len_utf8);
+            out.push_str(&rest[..1 + n]);
+            rest = &rest[1 + n..];
+        } else if let Some(after) = rest.strip_prefix("{subject}") {
+            out.push_str("**");
+            rest = after;
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+impl ResourceGlobs {
+    fn compile(patterns: &[String], cfg: impl Fn(usize, String) -> GateError) -> Result<ResourceGlobs, GateError> {
+        let mut exact = Vec::with_capacity(patterns.len());
+        let mut folded = Vec::with_capacity(patterns.len());
+        let mut any_subject = Vec::with_capacity(patterns.len());
+        for (j, p) in patterns.iter().enumerate() {
+            let mut forms = vec![p.clone()];
+            if let Some(dir) = p.strip_suffix("/**") {
+                // not when the slash is escaped (`a\/**`): then the pattern names no folder
+                let escaped = dir.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1;
+                if !dir.is_empty() && !escaped {
+                    forms.push(dir.to_owned());
+                }
+            }
+            for f in forms {
+                let g = Glob::compile(&f).map_err(|e| cfg(j, e.to_string()))?;
+                any_subject.push(if g.needs_subject() {
+                    let w = subject_as_wildcard(&f);
+                    let c = |s: &str| Glob::compile(s).map_err(|e| cfg(j, e.to_string()));
+                    Some((c(&w)?, c(&crate::json::hazards::fold_case(&w))?))
+                } else {
+                    None
+                });
+                exact.push(g);
+                folded.push(Glob::compile(&crate::json::hazards::fold_case(&f)).map_err(|e| cfg(j, e.to_string()))?);
+            }
+        }
+        Ok(ResourceGlobs { exact, folded, any_subject })
+    }
+
+    /// Whether pattern `i` could match `res` for some subject (a deny asked without one).
+    fn could_match_any_subject(&self, i: usize, res: &str, folded: bool) -> bool {
+        match &self.any_subject[i] {
+            Some((exact, f)) => if folded { f } else { exact }.matches(res),
+            None => false,
+        }
+    }
+
+    /// The globs for a resource compared as written, or case-folded.
+    fn for_scope(&self, folded: bool) -> &[Glob] {
+        if folded {
+            &self.folded
+        } else {
+            &self.exact
+        }
+    }
 }
 
 /// A compiled `policy` block.
@@ -125,14 +206,27 @@ impl Policy {
             if let Some(globs) = &r.resources {
                 let Some(res) = scope.resource else { continue };
                 let mut hit = false;
-                for g in globs {
-                    match g.matches_with(res, scope.subject) {
+                let folded_subject = match (scope.resource_folded, scope.subject) {
+                    (true, Some(s)) => Some(crate::json::hazards::fold_case(s)),
+                    _ => None,
+                };
+                let subject = folded_subject.as_deref().or(scope.subject);
+                for (gi, g) in globs.for_scope(scope.resource_folded).iter().enumerate() {
+                    match g.matches_with(res, subject) {
                         Some(true) => {
                             hit = true;
                             break;
                         }
                         Some(false) => {}
-                        None => needed_subject |= r.effect == Effect::Allow,
+                        // a deny that needs the subject to tell fails closed: it applies when
+                        // some subject could make it match
+                        None if r.effect == Effect::Deny => {
+                            if globs.could_match_any_subject(gi, res, scope.resource_folded) {
+                                hit = true;
+                                break;
+                            }
+                        }
+                        None => needed_subject = true,
                     }
                 }
                 if !hit {
@@ -140,7 +234,12 @@ impl Policy {
                 }
             }
             if let Some(c) = &r.when {
-                if c.eval(scope) != Truth::True {
+                let applies = match r.effect {
+                    Effect::Allow => c.eval(scope) == Truth::True,
+                    // a deny whose condition cannot be decided denies (docs/conditions.md)
+                    Effect::Deny => c.eval_deny(scope) != Truth::False,
+                };
+                if !applies {
                     continue;
                 }
             }
@@ -179,7 +278,7 @@ impl Policy {
             }
             let resource_ok = match &r.resources {
                 None => true,
-                Some(globs) => has_resource && globs.iter().any(|g| scope.subject.is_some() || !g.needs_subject()),
+                Some(globs) => has_resource && globs.exact.iter().any(|g| scope.subject.is_some() || !g.needs_subject()),
             };
             match r.effect {
                 Effect::Deny if r.resources.is_none() && truth == Truth::True => return false,
@@ -224,6 +323,7 @@ pub fn caller_scope(ctx: &CallContext, now_ms: u64) -> Scope<'_> {
         tool: None,
         action: None,
         resource: None,
+        resource_folded: false,
         args: None,
         listing: false,
         now_ms,
@@ -292,7 +392,10 @@ fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tool
         roles: r.roles.clone(),
         personas,
         subjects: globs("subjects", &r.subjects, false)?,
-        resources: globs("resources", &r.resources, true)?,
+        resources: match &r.resources {
+            None => None,
+            Some(list) => Some(ResourceGlobs::compile(list, |j, e| cfg(&format!("resources[{j}]"), e))?),
+        },
         when: r.when.as_deref().map(|w| condition_at(&format!("{at}.when"), w)).transpose()?,
         confirm: r.confirm,
     };

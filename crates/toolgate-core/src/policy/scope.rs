@@ -24,6 +24,9 @@ pub struct Scope<'a> {
     pub action: Option<&'a str>,
     /// The resolved resource (`resource`); `None` when the tool declares none.
     pub resource: Option<&'a str>,
+    /// `resource` is case-folded (the tool's resources compare case-insensitively): rule
+    /// `resources` globs are matched in their folded form, the subject folded too.
+    pub resource_folded: bool,
     /// The repaired arguments (`args.x`, nested `args.a.b`).
     pub args: Option<&'a Map<String, Value>>,
     /// `true` while listing tools (`filterTools`): the call's arguments are not known yet, so

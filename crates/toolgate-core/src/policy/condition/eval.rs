@@ -33,13 +33,24 @@ enum List<'a> {
     Lits(&'a [Lit]),
 }
 
-pub(super) fn eval<'a>(node: &'a Node, s: &Scope<'a>) -> Truth {
+/// How a comparison that cannot be decided (a missing value, or values of types that never
+/// compare: `"5000" > 1000`) counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    /// As false: an allow rule (or a persona) needs its condition to hold.
+    Lenient,
+    /// As unknown: a deny rule whose condition cannot be decided still denies (fails closed).
+    /// Bare names stay flags (absent = not set); a non-boolean value for one is undecidable.
+    Strict,
+}
+
+pub(super) fn eval<'a>(node: &'a Node, s: &Scope<'a>, m: Mode) -> Truth {
     match node {
         Node::Const(b) => Truth::from(*b),
         Node::And(items) => {
             let mut acc = Truth::True;
             for n in items.iter() {
-                match eval(n, s) {
+                match eval(n, s, m) {
                     Truth::False => return Truth::False,
                     Truth::Unknown => acc = Truth::Unknown,
                     Truth::True => {}
@@ -50,7 +61,7 @@ pub(super) fn eval<'a>(node: &'a Node, s: &Scope<'a>) -> Truth {
         Node::Or(items) => {
             let mut acc = Truth::False;
             for n in items.iter() {
-                match eval(n, s) {
+                match eval(n, s, m) {
                     Truth::True => return Truth::True,
                     Truth::Unknown => acc = Truth::Unknown,
                     Truth::False => {}
@@ -58,34 +69,40 @@ pub(super) fn eval<'a>(node: &'a Node, s: &Scope<'a>) -> Truth {
             }
             acc
         }
-        Node::Not(n) => !eval(n, s),
+        Node::Not(n) => !eval(n, s, m),
         Node::Truthy(f) => match fact(f, s) {
             V::Unknown => Truth::Unknown,
-            v => Truth::from(matches!(v, V::Bool(true))),
+            V::Bool(b) => Truth::from(b),
+            V::Missing | V::Null => Truth::False,
+            _ if m == Mode::Strict => Truth::Unknown,
+            _ => Truth::False,
         },
-        Node::Cmp(op, a, b) => known(value(a, s), value(b, s), |a, b| compare(*op, a, b)),
-        Node::In(x, l) => known(value(x, s), value(l, s), member),
-        Node::Matches(x, glob) => known(value(x, s), V::Null, |x, _| match x {
-            V::Str(t) => glob.matches(t),
-            _ => false,
+        Node::Cmp(op, a, b) => known(value(a, s), value(b, s), m, |a, b| compare(*op, a, b)),
+        Node::In(x, l) => known(value(x, s), value(l, s), m, member),
+        Node::Matches(x, glob) => known(value(x, s), V::Null, m, |x, _| match x {
+            V::Str(t) => Some(glob.matches(t)),
+            _ => None,
         }),
     }
 }
 
-/// Missing on either side is false; else unknown on either side is unknown; else `f` decides.
-fn known<'a>(a: V<'a>, b: V<'a>, f: impl FnOnce(V<'a>, V<'a>) -> bool) -> Truth {
+/// Missing on either side is false (strict: unknown); else unknown on either side is unknown;
+/// else `f` decides, `None` (types that never compare) counting like a missing value.
+fn known<'a>(a: V<'a>, b: V<'a>, m: Mode, f: impl FnOnce(V<'a>, V<'a>) -> Option<bool>) -> Truth {
+    let undecided = if m == Mode::Strict { Truth::Unknown } else { Truth::False };
     match (a, b) {
-        (V::Missing, _) | (_, V::Missing) => Truth::False,
+        (V::Missing, _) | (_, V::Missing) => undecided,
         (V::Unknown, _) | (_, V::Unknown) => Truth::Unknown,
-        (a, b) => Truth::from(f(a, b)),
+        (a, b) => f(a, b).map_or(undecided, Truth::from),
     }
 }
 
-fn compare(op: CmpOp, a: V<'_>, b: V<'_>) -> bool {
+/// `None` when the two values' types never compare.
+fn compare(op: CmpOp, a: V<'_>, b: V<'_>) -> Option<bool> {
     match op {
-        CmpOp::Eq => equal(a, b) == Some(true),
-        CmpOp::Ne => equal(a, b) == Some(false),
-        _ => order(a, b).is_some_and(|o| op.holds(o)),
+        CmpOp::Eq => equal(a, b),
+        CmpOp::Ne => equal(a, b).map(|e| !e),
+        _ => order(a, b).map(|o| op.holds(o)),
     }
 }
 
@@ -113,12 +130,33 @@ fn order(a: V<'_>, b: V<'_>) -> Option<Ordering> {
     }
 }
 
-fn member(x: V<'_>, list: V<'_>) -> bool {
-    let V::List(list) = list else { return false };
-    match list {
-        List::Roles(roles) => matches!(x, V::Str(s) if roles.iter().any(|r| r == s)),
-        List::Json(items) => items.iter().any(|e| equal(x, json(e)) == Some(true)),
-        List::Lits(items) => items.iter().any(|e| equal(x, lit(e)) == Some(true)),
+/// Whether `x` is in `list`: `Some(true)` when an element equals it, `Some(false)` when every
+/// element compared unequal, `None` when some element could not be compared and none matched.
+fn member(x: V<'_>, list: V<'_>) -> Option<bool> {
+    let V::List(list) = list else { return None };
+    let mut undecided = false;
+    let mut check = |e: Option<bool>| match e {
+        Some(true) => true,
+        Some(false) => false,
+        None => {
+            undecided = true;
+            false
+        }
+    };
+    let hit = match list {
+        List::Roles(roles) => match x {
+            V::Str(s) => roles.iter().any(|r| r == s),
+            _ => return None,
+        },
+        List::Json(items) => items.iter().any(|e| check(equal(x, json(e)))),
+        List::Lits(items) => items.iter().any(|e| check(equal(x, lit(e)))),
+    };
+    if hit {
+        Some(true)
+    } else if undecided {
+        None
+    } else {
+        Some(false)
     }
 }
 

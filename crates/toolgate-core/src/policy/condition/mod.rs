@@ -135,7 +135,15 @@ impl Condition {
     /// Evaluates against `scope`. A decision allows only on [`Truth::True`]; tool listing keeps
     /// a tool unless the result is [`Truth::False`]. Never panics, never allocates.
     pub fn eval(&self, scope: &Scope<'_>) -> Truth {
-        eval::eval(&self.root, scope)
+        eval::eval(&self.root, scope, eval::Mode::Lenient)
+    }
+
+    /// Evaluates a deny rule's condition: a comparison that cannot be decided — a missing value,
+    /// or types that never compare (`args.amount > 1000` for `"5000"`) — is [`Truth::Unknown`]
+    /// instead of false, and a deny applies unless its condition is [`Truth::False`] (fails
+    /// closed). Bare names stay flags: absent or `null` is false.
+    pub fn eval_deny(&self, scope: &Scope<'_>) -> Truth {
+        eval::eval(&self.root, scope, eval::Mode::Strict)
     }
 
     /// True iff the condition reads a fact that exists only for a call: `args.*`, `tool`,

@@ -66,6 +66,7 @@ impl Facts {
             tool: self.tool,
             action: self.tool,
             resource: self.resource,
+            resource_folded: false,
             args: Some(&self.args),
             listing: self.listing,
             now_ms: self.now_ms,

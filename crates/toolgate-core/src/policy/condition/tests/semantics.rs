@@ -150,6 +150,7 @@ fn missing_never_satisfies() {
         tool: None,
         action: None,
         resource: None,
+        resource_folded: false,
         args: None,
         listing: false,
         now_ms: empty.now_ms,
