@@ -4,7 +4,10 @@
 // loop is over (`setImmediate`), after the answer that caused them went out; a flood is bounded
 // (past the bound lines are dropped and counted, the count written with the next batch); the
 // queue is written out, synchronously, when the process exits, so no line is lost on a normal
-// exit, a signal the CLI handles, or an uncaught error.
+// exit, a signal the CLI handles, or an uncaught error. Every line has URL credentials
+// (`user:password@`, `api_key=` / `token=` … values) scrubbed before it is queued.
+
+import { redactSecrets } from '../proxy/redact-url'
 
 /** The queue bound: this many bytes of lines waiting for the next write. */
 export const DEFAULT_MAX_QUEUED_BYTES = 1024 * 1024
@@ -29,7 +32,7 @@ export interface DeferredLogOptions {
 
 /**
  * A logger writing `prefix + line` lines to stderr in batches, once per event-loop turn.
- * Guarantees: lines come out in the order they were logged; nothing is written while the caller's
+ * Guarantees: URL credentials never appear (`redactSecrets`); lines come out in the order they were logged; nothing is written while the caller's
  * code runs (the write is in a `setImmediate`); at most `maxQueuedBytes` wait at any time — lines
  * past that are dropped and a `prefix + "N log lines dropped …"` line says how many, in their
  * place; every queued line is written before the process exits (an `exit` listener flushes).
@@ -64,7 +67,7 @@ export function deferredLog(prefix: string, opts: DeferredLogOptions = {}): Defe
   }
 
   const log = ((line: string): void => {
-    const text = `${prefix}${line}\n`
+    const text = `${prefix}${redactSecrets(line)}\n`
     if (size + text.length > max) {
       droppedNow++
       droppedAll++

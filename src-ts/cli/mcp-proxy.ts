@@ -9,6 +9,7 @@ import { runMcpProxy, type McpProxyOptions } from '../proxy/mcp'
 import { listenMcpHttp } from '../proxy/mcp-http'
 import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
+import { redactSecrets, redactUrl } from '../proxy/redact-url'
 import type { CallContext, ToolGateConfig } from '../types'
 import { deferredLog } from './log'
 
@@ -205,7 +206,7 @@ function parse(argv: string[]): Parsed | string {
         break
       case '--upstream-url': {
         const v = need()
-        if (v === undefined || !/^https?:\/\/./i.test(v)) return `--upstream-url needs an http:// or https:// URL of an MCP server, got \`${v ?? ''}\``
+        if (v === undefined || !/^https?:\/\/./i.test(v)) return `--upstream-url needs an http:// or https:// URL of an MCP server, got \`${redactUrl(v ?? '')}\``
         out.upstreamUrl = v
         break
       }
@@ -294,7 +295,7 @@ export const command = {
     }
     const p = parse(argv)
     if (typeof p === 'string') {
-      process.stderr.write(`toolgate mcp-proxy: ${p}\n`)
+      process.stderr.write(`toolgate mcp-proxy: ${redactSecrets(p)}\n`)
       return 2
     }
     let config: ToolGateConfig | undefined
@@ -305,7 +306,7 @@ export const command = {
       s = settings(p, config)
       pins = new ToolPins({ file: s.pinsFile, accept: s.accept })
     } catch (err) {
-      process.stderr.write(`toolgate mcp-proxy: ${(err as Error).message}\n`)
+      process.stderr.write(`toolgate mcp-proxy: ${redactSecrets((err as Error).message)}\n`)
       return 2
     }
     // batched once per event-loop turn: a repaired or refused call's line costs the call nothing
@@ -337,13 +338,13 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
   const fail = (why: string) => {
     // through the same queue as the lines before it, so they stay in order
     if (proxyOpts.log !== undefined) proxyOpts.log(why)
-    else process.stderr.write(`toolgate mcp-proxy: ${why}\n`)
+    else process.stderr.write(`toolgate mcp-proxy: ${redactSecrets(why)}\n`)
     return 2
   }
   const proxy = config?.proxy ?? {}
   const url = p.upstreamUrl ?? (p.server.length === 0 ? proxy.upstream : undefined)
   if (p.server.length === 0 && url === undefined) return fail('--listen needs an upstream: a server command after `--`, --upstream-url, or proxy.upstream in the config')
-  if (url !== undefined && !/^https?:\/\/./i.test(url)) return fail(`config proxy.upstream: expected an http:// or https:// URL of an MCP server, got \`${url}\``)
+  if (url !== undefined && !/^https?:\/\/./i.test(url)) return fail(`config proxy.upstream: expected an http:// or https:// URL of an MCP server, got \`${redactUrl(url)}\``)
   const tokenEnv = p.tokenEnv ?? proxy.bearerTokenEnv
   let bearerToken: string | undefined
   if (tokenEnv !== undefined) {

@@ -8,7 +8,9 @@ import { parse as parseYaml } from 'yaml'
 import { prepareConfig } from '../config-host'
 import { ToolGateError } from '../errors'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
+import { DEFAULT_PASS_THROUGH, passThroughList } from '../proxy/http-paths'
 import { parseUpstream } from '../proxy/http-upstream'
+import { serverIdentity } from '../identity/servers'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'
 import { deferredLog } from './log'
@@ -20,15 +22,21 @@ const HELP = `toolgate proxy — an OpenAI / Anthropic compatible HTTP proxy tha
 Usage:
   toolgate proxy --upstream URL --port N [--host 127.0.0.1] [--config FILE]
                  [--subject NAME] [--role ROLE]… [--session ID]
-                 [--timeout-ms N] [--max-body-bytes N]
+                 [--timeout-ms N] [--max-body-bytes N] [--pass-through 'METHOD /path']…
 
 Point your SDK's base URL at the proxy. POST /v1/chat/completions, /v1/responses and
 /v1/messages are guarded: the request's tools are filtered for the caller, and the model's
 tool calls are checked — repaired arguments are written back, refused calls are removed (the
 refusal is told in a text part and the x-toolgate-refused header; a turn whose calls were all
-refused ends as plain text). Streamed answers are guarded event by event. Every other
-request passes through unchanged. Each request goes to the upstream URL + the request path
-(a trailing /v1 on --upstream is dropped: clients send /v1/… themselves).
+refused ends as plain text). Streamed answers are guarded event by event. Any POST whose
+path ends in /chat/completions, /responses or /messages is guarded too (Azure's
+/openai/deployments/{d}/chat/completions included); paths are normalised first (duplicate
+and trailing slashes, percent-escapes; dot segments refused). Other requests pass through
+unchanged only when on the pass-through list — by default those that cannot return model
+output: ${DEFAULT_PASS_THROUGH.join(', ')} — and are answered 403 otherwise. An upstream
+redirect on a guarded path is answered 502; an upstream error passes only in the API's own
+error shape. Each request goes to the upstream URL + the normalised path (a trailing /v1 on
+--upstream is dropped: clients send /v1/… themselves). Credentials in URLs are never printed.
 
 The gate knows the config's tools and learns the tools each request declares (the host
 writes them, not the model); with a config policy, deny by default holds for both.
@@ -50,6 +58,10 @@ Flags:
   --session ID           a fixed session for loop and taint state
   --timeout-ms N         upstream time limit, answered 504 (default ${DEFAULT_TIMEOUT_MS})
   --max-body-bytes N     largest request body on a guarded path, answered 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --pass-through 'METHOD /path'
+                         also pass this request through unguarded (repeatable; * is one path
+                         segment, e.g. 'GET /v1/responses/*' — only for endpoints you accept
+                         returning model output the gate never sees)
   -h, --help             this text
 
 Once listening it prints to stderr:
@@ -138,11 +150,21 @@ export const command = {
     const out = deferredLog('toolgate proxy: ')
     // --role repeats; the shared parser takes each other flag once
     const roles: string[] = []
+    const passThrough: string[] = [...DEFAULT_PASS_THROUGH]
     const rest: string[] = []
     try {
       for (let i = 0; i < argv.length; i++) {
         const a = argv[i]
-        if (a === '--role' || a.startsWith('--role=')) {
+        if (a === '--pass-through' || a.startsWith('--pass-through=')) {
+          const v = a === '--pass-through' ? argv[++i] : a.slice('--pass-through='.length)
+          if (v === undefined || v === '' || (a === '--pass-through' && v.startsWith('-'))) throw new UsageError("--pass-through needs a value: 'METHOD /path'")
+          try {
+            passThroughList([v])
+          } catch (err) {
+            throw new UsageError(`--pass-through: ${(err as Error).message}`)
+          }
+          passThrough.push(v)
+        } else if (a === '--role' || a.startsWith('--role=')) {
           const v = a === '--role' ? argv[++i] : a.slice('--role='.length)
           if (v === undefined || v === '' || (a === '--role' && v.startsWith('-'))) throw new UsageError('--role needs a value: a role of the caller')
           roles.push(v)
@@ -180,8 +202,11 @@ export const command = {
       if (session !== undefined) fixed.session = session
       let proxy
       try {
+        // identity (docs/identity.md): verified callers instead of a fixed one; the upstream's own headers
+        const given = [['--subject', values.subject], ['--role', roles[0]], ['--session', values.session], ['proxy.subject', p.subject], ['proxy.roles', p.roles], ['proxy.session', p.session]]
+        const { verifier, upstreamHeaders } = await serverIdentity(config, given.filter(([, v]) => v !== undefined).map(([f]) => f as string))
         proxy = await startHttpProxy({
-          upstream, port, host: values.host ?? '127.0.0.1', config, fixed, identityHeaders: p.identityHeaders, timeoutMs, maxBodyBytes, log: out,
+          upstream, port, host: values.host ?? '127.0.0.1', config, fixed, identityHeaders: p.identityHeaders, timeoutMs, maxBodyBytes, log: out, passThrough, identity: verifier, upstreamHeaders,
         })
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code

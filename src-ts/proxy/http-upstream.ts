@@ -5,12 +5,14 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http'
 
 import { DECODED_CODINGS, type UpstreamTarget } from './http-client'
+import { guardedDialect, normalisePath, type PassThroughList } from './http-paths'
 import { readBounded } from './read-bounded'
+import { redactUrl } from './redact-url'
 
 /** The model APIs the HTTP proxy guards. */
 export type ApiDialect = 'openai' | 'openai-responses' | 'anthropic'
 
-/** The guarded endpoints, as API paths (relative to the upstream's base path). */
+/** The guarded endpoints of the official APIs, as API paths (any path ending the same way is guarded too: http-paths.ts). */
 export const GUARDED_PATHS: Readonly<Record<string, ApiDialect>> = Object.freeze({
   '/v1/chat/completions': 'openai',
   '/v1/responses': 'openai-responses',
@@ -38,10 +40,10 @@ export function parseUpstream(text: string): UpstreamBase | string {
   try {
     u = new URL(text)
   } catch {
-    return `expected an http:// or https:// URL, got \`${text}\``
+    return `expected an http:// or https:// URL, got \`${redactUrl(text)}\``
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `expected an http:// or https:// URL, got the scheme \`${u.protocol}\``
-  if (u.search !== '' || u.hash !== '') return `expected a URL without query or fragment, got \`${text}\``
+  if (u.search !== '' || u.hash !== '') return `expected a URL without query or fragment, got \`${redactUrl(text)}\` (credentials go in headers: config proxy.upstreamHeaders, or the client's own)`
   let basePath = u.pathname.replace(/\/+$/, '')
   if (basePath.endsWith('/v1')) basePath = basePath.slice(0, -3)
   const shown = new URL(u.href)
@@ -57,31 +59,44 @@ export function parseUpstream(text: string): UpstreamBase | string {
   return { origin: u.origin, basePath, target, display: shown.href.replace(/\/$/, '') }
 }
 
-/** A request's place upstream: its API path (base path removed), the upstream URL, and the guarded dialect, if any. */
+/** A request's place upstream: its API path (normalised, base path removed), the upstream URL, and what the proxy does with it. */
 export interface Route {
   apiPath: string
   url: string
   /** Where node:http sends it: the upstream target with the whole path (base path + API path + query). */
   target: UpstreamTarget
+  /** The guarded API, for a guarded request. */
   dialect: ApiDialect | undefined
+  /** Why the request is refused (400: a path that cannot be normalised; 403: not guarded and not on the pass-through list). */
+  refused?: { kind: 'bad_request' | 'not_passed'; message: string }
 }
 
 /**
- * Maps an incoming request to the upstream: the incoming path, with the upstream's base path
- * removed when the client already sent it, is the API path; the request goes to
- * origin + base path + API path + query. `POST` to one of {@link GUARDED_PATHS} is guarded;
- * everything else passes through.
+ * Maps an incoming request to the upstream. The path is normalised (http-paths.ts); with the
+ * upstream's base path removed when the client already sent it, it is the API path, and the
+ * request goes to origin + base path + API path + query — the normalised path, never the raw
+ * one. A `POST` whose path ends in a model endpoint is guarded; any other request passes when
+ * `passThrough` allows it and is refused otherwise.
  */
-export function routeOf(method: string | undefined, rawUrl: string | undefined, base: UpstreamBase): Route {
+export function routeOf(method: string | undefined, rawUrl: string | undefined, base: UpstreamBase, passThrough: PassThroughList): Route {
   const raw = rawUrl ?? '/'
   const q = raw.indexOf('?')
-  let path = q < 0 ? raw : raw.slice(0, q)
+  const rawPath = q < 0 ? raw : raw.slice(0, q)
   const query = q < 0 ? '' : raw.slice(q)
-  if (!path.startsWith('/')) path = `/${path}`
+  const norm = normalisePath(rawPath)
+  let path = typeof norm === 'string' ? norm : '/'
   if (base.basePath !== '' && (path === base.basePath || path.startsWith(`${base.basePath}/`))) path = path.slice(base.basePath.length) || '/'
-  const dialect = method === 'POST' && Object.prototype.hasOwnProperty.call(GUARDED_PATHS, path) ? GUARDED_PATHS[path] : undefined
   const full = `${base.basePath}${path}${query}`
-  return { apiPath: path, url: `${base.origin}${full}`, target: { ...base.target, path: full }, dialect }
+  const route: Route = { apiPath: path, url: `${base.origin}${full}`, target: { ...base.target, path: full }, dialect: undefined }
+  if (typeof norm !== 'string') {
+    route.refused = { kind: 'bad_request', message: `${norm.bad}` }
+    return route
+  }
+  route.dialect = guardedDialect(method, path)
+  if (route.dialect === undefined && !passThrough.allows(method ?? 'GET', path)) {
+    route.refused = { kind: 'not_passed', message: `${method ?? 'GET'} ${path.slice(0, 200)} is neither a guarded model endpoint nor on the pass-through list (--pass-through)` }
+  }
+  return route
 }
 
 /** Request headers never forwarded: hop-by-hop, or for the proxy itself. */
@@ -142,10 +157,11 @@ export function clientHeaders(res: IncomingMessage, decoded: boolean): OutgoingH
 }
 
 /** What went wrong, for the proxy's own error answers. */
-export type ProxyErrorKind = 'bad_request' | 'payload_too_large' | 'bad_upstream_response' | 'upstream_unreachable' | 'upstream_timeout' | 'not_implemented'
+export type ProxyErrorKind = 'bad_request' | 'not_passed' | 'payload_too_large' | 'bad_upstream_response' | 'upstream_unreachable' | 'upstream_timeout' | 'not_implemented'
 
 const STATUS: Record<ProxyErrorKind, number> = {
   bad_request: 400,
+  not_passed: 403,
   payload_too_large: 413,
   not_implemented: 501,
   bad_upstream_response: 502,
@@ -155,6 +171,7 @@ const STATUS: Record<ProxyErrorKind, number> = {
 
 const ANTHROPIC_TYPE: Record<ProxyErrorKind, string> = {
   bad_request: 'invalid_request_error',
+  not_passed: 'permission_error',
   payload_too_large: 'request_too_large',
   not_implemented: 'api_error',
   bad_upstream_response: 'api_error',
@@ -183,9 +200,9 @@ export function proxyError(dialect: ApiDialect, kind: ProxyErrorKind, message: s
   return { status, body: JSON.stringify(body) }
 }
 
-/** The error shape for a path that is not guarded: Anthropic's under `/v1/messages…`, else OpenAI's. */
+/** The error shape for a path that is not guarded: Anthropic's under `/v1/messages…` (or any path ending in `/messages…`), else OpenAI's. */
 export function dialectForErrors(apiPath: string): ApiDialect {
-  return apiPath.startsWith('/v1/messages') || apiPath.startsWith('/v1/complete') ? 'anthropic' : 'openai'
+  return /\/(messages|complete)(\/|$|\?)/i.test(apiPath) ? 'anthropic' : 'openai'
 }
 
 /**

@@ -1,10 +1,11 @@
 // The HTTP proxy for model APIs (`toolgate proxy`): an OpenAI / Anthropic compatible endpoint in
-// front of the real one. `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` are
+// front of the real one. `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` (and any
+// path ending the same way, Azure's included; paths normalised first: http-paths.ts) are
 // guarded: the request's `tools` go through `gate.filterTools` for the caller, and the answer's
 // tool calls through `gate.guard` (whole answers) or `gate.stream` (server-sent events, in
 // http-sse.ts) — repaired arguments written back, refused calls removed and told as a text part
-// and the `x-toolgate-refused` header. Every other request passes through unchanged, streamed both
-// ways. Every decision is the gate's; this file routes, bounds and answers failures.
+// and the `x-toolgate-refused` header. Requests on the pass-through list pass unchanged, streamed
+// both ways; any other is refused (403). Every decision is the gate's; this file routes, bounds and answers failures.
 import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
@@ -16,9 +17,13 @@ import type { CallContext, ToolGateConfig, TurnCall } from '../types'
 import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, UpstreamCancel, type UpstreamAgents, type UpstreamRequest } from './http-client'
 import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
 import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
+import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './http-identity'
+import type { CallerVerifier } from '../identity/verifier'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
 import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './http-rewrite'
+import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './http-paths'
 import { guardSse } from './http-sse'
+import { errorShape, MAX_ERROR_BODY_BYTES, statusPolicy } from './http-status'
 import {
   clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
   type ApiDialect, type ProxyError, type Route, type UpstreamBase,
@@ -47,6 +52,10 @@ export interface HttpProxyOptions {
   fixed?: Pick<CallContext, 'subject' | 'roles' | 'session'>
   /** Identity header names (lower case). */
   identityHeaders?: Partial<IdentityHeaderNames>
+  /** Verified callers (docs/identity.md): every request must carry a bearer token this verifier accepts, else 401; never with `fixed`. The client's `Authorization` is then never sent upstream. */
+  identity?: CallerVerifier
+  /** Headers sent to the upstream on every request, over the client's (`proxy.upstreamHeaders`, resolved). */
+  upstreamHeaders?: Record<string, string>
   /** Upstream time limit in ms, answered 504 (default {@link DEFAULT_TIMEOUT_MS}). */
   timeoutMs?: number
   /** Largest request body on a guarded path, answered 413 (default {@link DEFAULT_MAX_BODY_BYTES}). */
@@ -55,6 +64,12 @@ export interface HttpProxyOptions {
   gateCache?: number
   /** One line per guarded turn and per problem (no arguments, no headers). Default: nothing. */
   log?: (line: string) => void
+  /**
+   * The requests passed through unguarded, as `METHOD /path` entries (`*` for one path segment);
+   * every other request that is not a guarded model endpoint is answered 403. Default
+   * {@link DEFAULT_PASS_THROUGH}: requests that cannot return model output.
+   */
+  passThrough?: readonly string[]
 }
 
 /** A running proxy. */
@@ -79,19 +94,30 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
   const base = parseUpstream(opts.upstream)
   if (typeof base === 'string') throw new ToolGateError('E_CONFIG', `upstream: ${base}`)
   const log = opts.log ?? (() => undefined)
+  let passThrough: PassThroughList
+  try {
+    passThrough = passThroughList(opts.passThrough ?? DEFAULT_PASS_THROUGH)
+  } catch (err) {
+    throw new ToolGateError('E_CONFIG', (err as Error).message)
+  }
   const gates = new GateCache({ config: opts.config ?? { tools: [] }, max: opts.gateCache ?? DEFAULT_GATE_CACHE, log })
   const identity: IdentitySettings = { fixed: opts.fixed ?? {}, headers: { ...DEFAULT_IDENTITY_HEADERS, ...opts.identityHeaders } }
+  if (opts.identity !== undefined && isFixed(identity)) throw new ToolGateError('E_CONFIG', 'identity: a fixed caller (--subject/--role/--session or config proxy.subject/roles/session) cannot be combined with verified callers')
+  let self = 'http://127.0.0.1'
   const settings: Settings = {
     base,
     gates,
     agents: upstreamAgents(),
     identity,
-    strip: identityHeaderSet(identity),
+    strip: new Set([...identityHeaderSet(identity), ...(opts.identity !== undefined ? ['authorization'] : []), ...Object.keys(opts.upstreamHeaders ?? {})]),
+    door: opts.identity === undefined ? undefined : jwtDoor({ verifier: opts.identity, sessionHeader: identity.headers.session, fallbackOrigin: () => self, log }),
+    upstreamExtra: opts.upstreamHeaders,
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxUpstreamBytes: opts.config?.limits?.maxPayloadBytes ?? 8 * 1024 * 1024,
     log,
     warnedFixed: false,
+    passThrough,
   }
   const server = createServer((req, res) => {
     handle(req, res, settings).catch((err: unknown) => {
@@ -103,6 +129,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
   await listen(server, opts.port, opts.host ?? '127.0.0.1')
   const addr = server.address() as AddressInfo
   const hostPart = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  self = `http://${hostPart}:${addr.port}`
   let closing: Promise<void> | undefined
   return {
     url: `http://${hostPart}:${addr.port}`,
@@ -119,11 +146,15 @@ interface Settings {
   agents: UpstreamAgents
   identity: IdentitySettings
   strip: ReadonlySet<string>
+  /** Verified callers (identity configured). */
+  door: JwtDoor | undefined
+  upstreamExtra: Record<string, string> | undefined
   timeoutMs: number
   maxBodyBytes: number
   maxUpstreamBytes: number
   log: (line: string) => void
   warnedFixed: boolean
+  passThrough: PassThroughList
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -191,10 +222,18 @@ class Exchange {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, s: Settings): Promise<void> {
-  const route = routeOf(req.method, req.url, s.base)
+  const caller = s.door === undefined ? undefined : await s.door.admit(req, res)
+  if (s.door !== undefined && caller === undefined) return // answered: 401, or the RFC 9728 metadata
+  const route = routeOf(req.method, req.url, s.base, s.passThrough)
+  if (route.refused !== undefined) {
+    s.log(`refused ${clip(req.method ?? 'GET', 16)} ${clip(route.apiPath)}: ${route.refused.message}`)
+    req.resume()
+    send(res, proxyError(dialectForErrors(route.apiPath), route.refused.kind, route.refused.message), { connection: 'close' })
+    return
+  }
   const ex = new Exchange(res)
   try {
-    if (route.dialect !== undefined) await guarded(req, res, route, route.dialect, ex, s)
+    if (route.dialect !== undefined) await guarded(req, res, route, route.dialect, ex, s, caller)
     else await passThrough(req, res, route, ex, s)
   } finally {
     ex.stop()
@@ -239,7 +278,7 @@ async function passThrough(req: IncomingMessage, res: ServerResponse, route: Rou
   const method = req.method ?? 'GET'
   const hasBody = method !== 'GET' && method !== 'HEAD'
   ex.start(s.timeoutMs)
-  const up = await sendUpstream(route, { method, headers: upstreamHeaders(req.headers, s.strip, 'passed'), body: hasBody ? req : undefined }, ex, dialect, s)
+  const up = await sendUpstream(route, { method, headers: withUpstreamHeaders(upstreamHeaders(req.headers, s.strip, 'passed'), s.upstreamExtra), body: hasBody ? req : undefined }, ex, dialect, s)
   if (!isAnswer(up)) {
     if (up !== undefined) send(res, up)
     return
@@ -254,7 +293,7 @@ async function passThrough(req: IncomingMessage, res: ServerResponse, route: Rou
 }
 
 /** A guarded request: tools filtered, the answer guarded. */
-async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {
+async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: ApiDialect, ex: Exchange, s: Settings, caller?: CallContext): Promise<void> {
   const raw = await readRequestBounded(req, s.maxBodyBytes)
   if (raw === 'too_large') {
     send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })
@@ -276,7 +315,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     send(res, proxyError(dialect, 'bad_request', `request \`tools\`: expected an array of tool definitions`))
     return
   }
-  const who = identityOf(req, s.identity)
+  const who = caller !== undefined ? { context: caller, fromHeaders: false } : identityOf(req, s.identity)
   if (typeof who === 'string') {
     send(res, proxyError(dialect, 'bad_request', who))
     return
@@ -295,7 +334,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
     return
   }
   ex.start(s.timeoutMs)
-  const headers = upstreamHeaders(req.headers, s.strip, 'guarded')
+  const headers = withUpstreamHeaders(upstreamHeaders(req.headers, s.strip, 'guarded'), s.upstreamExtra)
   headers['content-type'] = 'application/json'
   const up = await sendUpstream(route, { method: 'POST', headers, body: Buffer.from(sent) }, ex, dialect, s)
   if (!isAnswer(up)) {
@@ -306,14 +345,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   const contentType = up.headers['content-type'] ?? ''
   const answerBody = decodedBody(up)
   if (status < 200 || status > 299) {
-    // an upstream error (or a redirect): passed on as it is; it holds no tool call to guard
-    const decoded = !('unsupported' in answerBody)
-    res.writeHead(status, clientHeaders(up, decoded))
-    try {
-      await pipeBody(decoded ? answerBody : up, res)
-    } catch {
-      res.destroy()
-    }
+    await upstreamError(res, up, answerBody, status, dialect, ex, s)
     return
   }
   if ('unsupported' in answerBody) {
@@ -362,6 +394,41 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   h['content-length'] = Buffer.byteLength(out)
   res.writeHead(status, h)
   res.end(out)
+}
+
+/**
+ * A non-2xx answer to a guarded request. A redirect (or any status outside 400–599) is answered
+ * 502 — its `Location` is never passed, so the client cannot be sent to an answer the gate never
+ * saw. An error passes with its status and headers only as the API's error shape, re-encoded
+ * (http-status.ts); any other body (not JSON, another shape, too large, a coding the proxy cannot
+ * decode) is answered 502.
+ */
+async function upstreamError(res: ServerResponse, up: IncomingMessage, body: ReturnType<typeof decodedBody>, status: number, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {
+  const refuse = (why: string) => {
+    up.destroy()
+    s.log(`${dialect}: the upstream answered ${status}: ${why}; answered 502`)
+    send(res, proxyError(dialect, 'bad_upstream_response', `the upstream answered ${status} ${why}; not forwarded`))
+  }
+  if (statusPolicy(status) === 'refuse') return refuse(status >= 300 && status < 400 ? '(a redirect, which a guarded request never follows)' : '(not a success or an error)')
+  if ('unsupported' in body) return refuse(`with content-encoding \`${clip(body.unsupported)}\`, which the proxy cannot decode`)
+  let text: Buffer | 'too_large'
+  try {
+    text = await readStreamBounded(body, MAX_ERROR_BODY_BYTES)
+  } catch (err) {
+    const e = ex.failure(dialect, err, s, 'read')
+    if (e !== undefined) send(res, e)
+    return
+  }
+  if (text === 'too_large') return refuse(`with an error body larger than ${MAX_ERROR_BODY_BYTES} bytes`)
+  const shaped = errorShape(dialect, text.toString('utf8'))
+  if (shaped === undefined) return refuse(`with a body that is not the ${dialect === 'anthropic' ? 'Anthropic' : 'OpenAI'} error shape`)
+  const h = clientHeaders(up, true)
+  delete h.location
+  delete h['content-location']
+  h['content-type'] = 'application/json'
+  h['content-length'] = Buffer.byteLength(shaped)
+  res.writeHead(status, h)
+  res.end(shaped)
 }
 
 /**

@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 import { readLines, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
 import { loadMcpSdk } from './mcp-sdk'
+import { redactUrl } from './redact-url'
 
 /** Where an upstream reports to. */
 export interface UpstreamEvents {
@@ -90,15 +91,16 @@ export function stdioUpstream(command: string[], maxMessageBytes: number, ev: Up
  * A session with the HTTP MCP server at `url`. The initialize request goes first and alone (its
  * answer carries the upstream's session id); later messages are sent concurrently. A request
  * whose POST fails, or whose answer stream brings an event over `maxMessageBytes`, is reported
- * undelivered.
+ * undelivered. `headers` (`proxy.upstreamHeaders`) go with every request to the server: its
+ * credentials come from the config, never from the client.
  */
-export async function httpUpstream(url: string, maxMessageBytes: number, ev: UpstreamEvents): Promise<Upstream> {
+export async function httpUpstream(url: string, maxMessageBytes: number, ev: UpstreamEvents, headers?: Record<string, string>): Promise<Upstream> {
   const { StreamableHTTPClientTransport: Client } = await loadMcpSdk(() => import('@modelcontextprotocol/sdk/client/streamableHttp.js'), 'toolgate mcp-proxy --upstream-url')
-  const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev) })
+  const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev), requestInit: headers === undefined ? undefined : { headers } })
   let closed = false
   transport.onmessage = (msg) => ev.message(msg)
   transport.onerror = (err) => {
-    if (!closed) ev.log(`upstream ${url}: ${err.message}`)
+    if (!closed) ev.log(`upstream ${redactUrl(url)}: ${err.message}`)
   }
   await transport.start()
   // Until the initialize POST is answered, everything else waits behind it.
@@ -107,7 +109,7 @@ export async function httpUpstream(url: string, maxMessageBytes: number, ev: Ups
     const ids = requestIds(msg)
     const p = transport.send(msg as JSONRPCMessage).catch((err: Error) => {
       if (closed) return
-      const why = `the upstream MCP server at ${url} failed: ${err.message}`
+      const why = `the upstream MCP server at ${redactUrl(url)} failed: ${err.message}`
       ev.log(why)
       if (ids.length > 0) ev.undelivered(ids, why)
     })
