@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs'
-import { dirname, extname, resolve } from 'node:path'
-import { parse as parseYaml } from 'yaml'
-
 import { AuditTrail, type AuditSinks, type AuditSource } from './audit/trail'
+import { readConfigText } from './config-file'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, contextText } from './context'
@@ -142,26 +139,14 @@ export class ToolGate {
   }
 
   /**
-   * Loads a config file (`.json`, `.yaml` or `.yml`) and compiles it. Errors are
-   * `ToolGateError` `E_CONFIG` naming the file.
+   * Loads a config file (`.json`, `.yaml` or `.yml`) and compiles it. Only a regular file is
+   * read (a directory, FIFO or device is refused before reading), of at most 16 MiB (or
+   * `TOOLGATE_MAX_CONFIG_BYTES`), and YAML aliases may not expand it past that size. Errors are
+   * `ToolGateError` `E_CONFIG` naming the file and why.
    */
   static fromFile(path: string, options?: ToolGateOptions): ToolGate {
-    const dir = dirname(resolve(path))
-    let raw: string
-    try {
-      raw = readFileSync(path, 'utf8')
-    } catch (err) {
-      throw new ToolGateError('E_CONFIG', `config file ${path}: cannot be read (${(err as Error).message})`, { cause: err })
-    }
-    const ext = extname(path).toLowerCase()
-    let text = raw
-    if (ext === '.yaml' || ext === '.yml') {
-      try {
-        text = JSON.stringify(parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true }))
-      } catch (err) {
-        throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`, { cause: err })
-      }
-    }
+    // a regular file within a bound (TOOLGATE_MAX_CONFIG_BYTES, default 16 MiB), YAML aliases bounded by size
+    const { text, dir } = readConfigText(path)
     try {
       fromFileDir = dir
       return new ToolGate(text, options)
