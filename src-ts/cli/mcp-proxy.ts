@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml'
 import { ToolGate } from '../gate'
 import { runMcpProxy, type McpProxyOptions } from '../proxy/mcp'
 import { listenMcpHttp } from '../proxy/mcp-http'
+import { serverIdentity, type ServerIdentity } from '../identity/servers'
 import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
 import { redactSecrets, redactUrl } from '../proxy/redact-url'
@@ -313,6 +314,10 @@ export const command = {
     const log = deferredLog('toolgate mcp-proxy: ')
     const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log }
     if (p.listen !== undefined) return listen(p, config, proxyOpts)
+    if ((config as { identity?: unknown } | undefined)?.identity !== undefined) {
+      process.stderr.write('toolgate mcp-proxy: config `identity` needs --listen (the stdio proxy has no requests to take bearer tokens from; docs/identity.md)\n')
+      return 2
+    }
     const [cmd, ...args] = p.server
     // Windows: a .cmd/.bat (npx.cmd) runs only through the shell (Node refuses it otherwise).
     const viaShell = process.platform === 'win32' && /\.(cmd|bat)$/i.test(cmd)
@@ -345,13 +350,23 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
   const url = p.upstreamUrl ?? (p.server.length === 0 ? proxy.upstream : undefined)
   if (p.server.length === 0 && url === undefined) return fail('--listen needs an upstream: a server command after `--`, --upstream-url, or proxy.upstream in the config')
   if (url !== undefined && !/^https?:\/\/./i.test(url)) return fail(`config proxy.upstream: expected an http:// or https:// URL of an MCP server, got \`${redactUrl(url)}\``)
+  // identity (docs/identity.md): verified callers instead of a fixed one; the upstream's own headers
+  let ident: ServerIdentity
+  try {
+    const given = [['--subject', p.subject], ['--role', p.roles], ['--session', p.session], ['proxy.subject', proxy.subject], ['proxy.roles', proxy.roles], ['proxy.session', proxy.session]]
+    ident = await serverIdentity(config, given.filter(([, v]) => v !== undefined).map(([f]) => f as string))
+  } catch (err) {
+    return fail((err as Error).message)
+  }
+  if (ident.verifier !== undefined && (p.tokenEnv ?? proxy.bearerTokenEnv) !== undefined) return fail('config `identity` and --token-env (proxy.bearerTokenEnv) both read Authorization; give one')
+  if (url === undefined && Object.keys(ident.upstreamHeaders).length > 0) proxyOpts.log?.('note: proxy.upstreamHeaders apply to an HTTP upstream only; a spawned server takes its credentials from its environment')
   const tokenEnv = p.tokenEnv ?? proxy.bearerTokenEnv
   let bearerToken: string | undefined
   if (tokenEnv !== undefined) {
     bearerToken = process.env[tokenEnv]?.trim()
     if (!bearerToken) return fail(`${p.tokenEnv !== undefined ? '--token-env' : 'config proxy.bearerTokenEnv'}: the environment variable ${tokenEnv} is not set`)
   }
-  if (!isLoopbackHost(p.listen!.host) && bearerToken === undefined) proxyOpts.log?.(`warning: serving ${p.listen!.host} without a bearer token (--token-env); anyone who can reach it can call the tools`)
+  if (!isLoopbackHost(p.listen!.host) && bearerToken === undefined && ident.verifier === undefined) proxyOpts.log?.(`warning: serving ${p.listen!.host} without a bearer token (--token-env); anyone who can reach it can call the tools`)
   let listener
   try {
     listener = await listenMcpHttp({
@@ -362,6 +377,8 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
       maxMessageBytes: p.maxMessageBytes,
       allowedOrigins: p.allowOrigins ?? proxy.allowedOrigins ?? [],
       bearerToken,
+      identity: ident.verifier,
+      upstreamHeaders: ident.upstreamHeaders,
     })
   } catch (err) {
     return fail((err as Error).message)

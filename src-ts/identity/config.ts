@@ -5,32 +5,7 @@
 // callers, and refusing them also closes the "HS256 signed with the public key" attack.
 import { ToolGateError } from '../errors'
 
-/** `identity.jwt`: how bearer tokens are verified and read (docs/identity.md). */
-export interface JwtIdentityConfig {
-  /** The `iss` every token must carry, exactly (also the authorization server in the RFC 9728 metadata). */
-  issuer: string
-  /** The `aud` a token must name (one of them, when a list). */
-  audience: string | string[]
-  /** The issuer's JSON Web Key Set (https, or http on loopback); fetched and cached (exactly one of `jwksUrl` / `publicKeys`). */
-  jwksUrl?: string
-  /** Verifying keys given inline: public JWKs, or PEM `-----BEGIN PUBLIC KEY-----` (SPKI) text. */
-  publicKeys?: (Record<string, unknown> | string)[]
-  /** Accepted `alg` values (default `["EdDSA", "ES256", "RS256"]`); asymmetric ones only. */
-  algorithms?: string[]
-  /** Claim holding the subject (default `sub`); a dotted path reaches into objects. */
-  subjectClaim?: string
-  /** Claim holding the roles (default `roles`): a list, or a space/comma-separated string. */
-  rolesClaim?: string
-  /** Other facts for `identity.*` in conditions: name → claim path. */
-  identityClaims?: Record<string, string>
-  /** Leeway for `exp` / `nbf` / `iat`, in seconds (default 30). */
-  clockToleranceSeconds?: number
-}
-
-/** `identity`: who is calling, proven by a bearer token. */
-export interface IdentityConfig {
-  jwt: JwtIdentityConfig
-}
+export type { IdentityConfig, JwtIdentityConfig } from '../types'
 
 /** The algorithms a verifier may accept (asymmetric signatures that jose verifies). */
 export const ASYMMETRIC_ALGORITHMS: readonly string[] = Object.freeze([

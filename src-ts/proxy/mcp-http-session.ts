@@ -1,16 +1,19 @@
 // One client session of the MCP HTTP listener: the SDK's StreamableHTTPServerTransport as the
 // wire to the client, an McpProxy as the router, and the session's own upstream (a spawned
 // process or an HTTP MCP session). This file only routes: which HTTP stream a message to the
-// client goes on, and what happens when either end goes away.
+// client goes on, and what happens when either end goes away. With identity, a session belongs
+// to the subject that opened it, and each client message is gated for the caller its own
+// request's bearer token proved (carried to `onmessage` by the transport as `authInfo`).
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js'
 
-import { CONNECTION_CLOSED, McpProxy, type McpProxyOptions } from './mcp'
+import { CONNECTION_CLOSED, INVALID_REQUEST, McpProxy, type McpProxyOptions } from './mcp'
 import type { RpcId } from './jsonrpc-lines'
 import type { Upstream, UpstreamEvents } from './mcp-http-upstream'
+import type { CallContext } from '../types'
 
 type Msg = Record<string, unknown>
 type TransportClass = typeof StreamableHTTPServerTransport
@@ -25,7 +28,12 @@ export interface SessionOptions {
   log(line: string): void
   /** Called once when the session has ended (for whatever reason). */
   ended(session: McpHttpSession): void
+  /** With identity: the verified subject this session belongs to (no other subject may use it). */
+  owner?: string
 }
+
+/** Where a request's verified caller rides from `handle` to `onmessage` (the SDK's `req.auth` → `authInfo.extra`). */
+const CALLER = 'toolgateCaller'
 
 const key = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
@@ -51,10 +59,14 @@ export class McpHttpSession {
   getStreams = 0
   /** Whether the client ever opened a GET stream (one that is gone now suggests the client is). */
   hadGetStream = false
+  /** With identity: the verified subject that opened the session; requests of any other subject are refused by the listener. */
+  readonly owner: string | undefined
 
   readonly #o: SessionOptions
   readonly #transport: StreamableHTTPServerTransport
   readonly #proxy: McpProxy
+  /** The router's options; `context` is set to the caller of each client message before the router sees it. */
+  readonly #proxyOpts: McpProxyOptions
   #upstream: Upstream | undefined
   /** Messages for the upstream while it is being connected. */
   #queue: unknown[] | undefined = []
@@ -66,6 +78,7 @@ export class McpHttpSession {
 
   constructor(o: SessionOptions) {
     this.#o = o
+    this.owner = o.owner
     const log = (line: string) => o.log(`session ${this.id.slice(0, 8)}: ${line}`)
     this.#transport = new o.Transport({
       sessionIdGenerator: () => this.id,
@@ -73,8 +86,9 @@ export class McpHttpSession {
         this.initialized = true
       },
     })
-    this.#proxy = new McpProxy({ ...o.proxy, log }, { toClient: (m, related) => this.#toClient(m, related), toServer: (m) => this.#toServer(m) })
-    this.#transport.onmessage = (m) => this.#fromClient(m)
+    this.#proxyOpts = { ...o.proxy, log }
+    this.#proxy = new McpProxy(this.#proxyOpts, { toClient: (m, related) => this.#toClient(m, related), toServer: (m) => this.#toServer(m) })
+    this.#transport.onmessage = (m, extra) => this.#fromClient(m, extra)
     this.#transport.onerror = (err) => log(err.message)
     this.#transport.onclose = () => void this.end('the client session was closed')
     const events: UpstreamEvents = {
@@ -109,10 +123,17 @@ export class McpHttpSession {
       )
   }
 
-  /** Hands one HTTP request of this session (or its initialize) to the transport. */
-  handle(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+  /**
+   * Hands one HTTP request of this session (or its initialize) to the transport. `caller`: the
+   * context its bearer token proved (identity on; the listener has checked it is the owner's),
+   * used for the messages this request carries.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, body?: unknown, caller?: CallContext): Promise<void> {
     this.lastActive = Date.now()
-    return this.#transport.handleRequest(req, res, body)
+    const r = req as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } }
+    if (caller !== undefined) r.auth = { token: '', clientId: caller.subject ?? '', scopes: [], extra: { [CALLER]: caller } }
+    else delete r.auth
+    return this.#transport.handleRequest(r, res, body)
   }
 
   /** Whether client requests are waiting for answers. */
@@ -136,8 +157,19 @@ export class McpHttpSession {
     if (v !== undefined) this.#upstream?.setProtocolVersion(v)
   }
 
-  #fromClient(m: JSONRPCMessage): void {
+  #fromClient(m: JSONRPCMessage, extra?: MessageExtraInfo): void {
     this.lastActive = Date.now()
+    if (this.owner !== undefined) {
+      // identity on: every message is gated for the caller of the request that carried it
+      const caller = extra?.authInfo?.extra?.[CALLER] as CallContext | undefined
+      if (caller === undefined || caller.subject !== this.owner) {
+        this.#o.log(`session ${this.id.slice(0, 8)}: a message without its owner's verified caller was refused`)
+        const msg = m as unknown as Msg
+        if (typeof msg.method === 'string' && isId(msg.id)) this.#send({ jsonrpc: '2.0', id: msg.id, error: { code: INVALID_REQUEST, message: 'toolgate: this session belongs to another caller' } }, msg.id)
+        return
+      }
+      this.#proxyOpts.context = caller
+    }
     const msg = m as unknown as Msg
     const isRequest = typeof msg.method === 'string' && isId(msg.id)
     if (isRequest) {

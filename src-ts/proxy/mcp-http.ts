@@ -2,11 +2,17 @@
 // answering at `/mcp`, one McpProxy per client session (see mcp-http-session.ts), each with its
 // own upstream: a process spawned for the session, or a session with an HTTP MCP server. Every
 // request first passes the listener's checks (mcp-http-guard.ts): Host, Origin, bearer token,
-// body size, session count. All gating decisions are the gate's, inside McpProxy.
+// body size, session count. With identity (docs/identity.md), the bearer token of every request
+// is verified instead, each session belongs to the subject that opened it, and the RFC 9728
+// metadata is served. All gating decisions are the gate's, inside McpProxy.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 import { ToolGateError } from '../errors'
+import { scopedSession } from '../identity/claims'
+import { authorizationOf, challenge, METADATA_PATH, originOf, protectedResourceMetadata } from '../identity/door'
+import type { CallerVerifier } from '../identity/verifier'
+import type { CallContext } from '../types'
 import type { McpProxyOptions } from './mcp'
 import { ToolPins } from './mcp-pins'
 import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
@@ -32,6 +38,15 @@ export interface McpHttpListenOptions extends McpProxyOptions {
   maxSessions?: number
   /** A session with nothing going on for this long is ended (default 30 minutes). */
   idleSessionMs?: number
+  /**
+   * Verified callers (docs/identity.md): every request must carry a bearer token this verifier
+   * accepts (401 otherwise), the caller it proves is the gate's context, and a session serves
+   * only the subject that opened it (another subject's request is answered 404, as an unknown
+   * session). Not with `bearerToken` or a fixed `context`.
+   */
+  identity?: CallerVerifier
+  /** Headers sent to an HTTP upstream (`{ url }`) with every request (`proxy.upstreamHeaders`, resolved). */
+  upstreamHeaders?: Record<string, string>
 }
 
 /** A running listener. */
@@ -43,6 +58,8 @@ export interface McpHttpListener {
 }
 
 const PATH = '/mcp'
+/** With identity: the request header naming a conversation inside the caller's own session scope. */
+const SESSION_HEADER = 'x-toolgate-session'
 const DEFAULT_MAX_SESSIONS = 100
 const DEFAULT_IDLE_MS = 30 * 60_000
 /** A session whose upstream is gone is ended after this long without activity. */
@@ -69,18 +86,21 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const idleMs = opts.idleSessionMs ?? DEFAULT_IDLE_MS
   const loopback = isLoopbackHost(opts.host)
   const sessions = new Map<string, McpHttpSession>()
-  const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, ...proxyOpts } = opts
+  const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, identity, upstreamHeaders, ...proxyOpts } = opts
   // The same config, context and pin store for every session: a server cannot swap a tool
   // between one session and the next (without `pins`, one in-memory store of the listener's).
   const proxy: McpProxyOptions = { ...proxyOpts, pins: proxyOpts.pins ?? new ToolPins() }
   let closing = false
+  /** Where this listener is reached when a request's `Host` cannot say (set once listening). */
+  let selfOrigin = 'http://127.0.0.1'
 
-  const newSession = () =>
+  const newSession = (owner: string | undefined) =>
     new McpHttpSession({
       proxy,
       Transport,
       log,
-      startUpstream: (events) => ('command' in upstream ? stdioUpstream(upstream.command, maxMessageBytes, events) : httpUpstream(upstream.url, maxMessageBytes, events)),
+      owner,
+      startUpstream: (events) => ('command' in upstream ? stdioUpstream(upstream.command, maxMessageBytes, events) : httpUpstream(upstream.url, maxMessageBytes, events, upstreamHeaders)),
       ended: (s) => {
         if (sessions.get(s.id) === s) sessions.delete(s.id)
       },
@@ -91,9 +111,22 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
       checkHost(req.headers.host, loopback) ?? checkOrigin(header(req, 'origin'), allowedOrigins) ?? checkBearer(header(req, 'authorization'), bearerToken)
     if (refused) return refuse(req, res, refused)
     const path = (req.url ?? '/').split('?')[0]
+    let caller: CallContext | undefined
+    if (identity !== undefined) {
+      const door = await admit(req, res, path, identity)
+      if (door === undefined) return
+      caller = door
+    }
     if (path !== PATH) return refuse(req, res, { status: 404, message: `Not Found: the MCP endpoint is ${PATH}` })
     if (closing) return refuse(req, res, { status: 503, message: 'Service Unavailable: the listener is shutting down' })
     const sid = header(req, 'mcp-session-id')
+    /** The session `sid` names, when it exists and (identity on) belongs to this caller — another subject's is "not found". */
+    const sessionFor = (id: string): McpHttpSession | undefined => {
+      const s = sessions.get(id)
+      if (s === undefined || caller === undefined || s.owner === caller.subject) return s
+      log(`session ${id.slice(0, 8)}: refused a request by another subject than the one that opened it`)
+      return undefined
+    }
 
     if (req.method === 'POST') {
       const body = await readBody(req, maxMessageBytes)
@@ -111,27 +144,56 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
           log(`refused a new session: ${sessions.size} sessions open (the limit)`)
           return refuse(req, res, { status: 503, message: `Service Unavailable: ${maxSessions} sessions are open, the limit; end one (DELETE) or retry later`, headers: { 'Retry-After': '5' } })
         }
-        const session = newSession()
+        const session = newSession(caller?.subject)
         sessions.set(session.id, session)
-        log(`session ${session.id.slice(0, 8)}: started`)
-        await session.handle(req, res, parsed)
+        log(`session ${session.id.slice(0, 8)}: started${caller?.subject !== undefined ? ` for a verified caller` : ''}`)
+        await session.handle(req, res, parsed, caller)
         if (!session.initialized) await session.end('the initialize request was refused by the transport')
         return
       }
-      const session = sessions.get(sid)
+      const session = sessionFor(sid)
       if (!session) return refuse(req, res, { status: 404, message: 'Session not found: it ended or never existed; initialize a new one' }, -32001)
-      return session.handle(req, res, parsed)
+      return session.handle(req, res, parsed, caller)
     }
 
     if (sid === undefined) return refuse(req, res, { status: 400, message: 'Bad Request: the Mcp-Session-Id header is required' })
-    const session = sessions.get(sid)
+    const session = sessionFor(sid)
     if (!session) return refuse(req, res, { status: 404, message: 'Session not found: it ended or never existed; initialize a new one' }, -32001)
     if (req.method === 'GET') {
       session.getStreams++
       session.hadGetStream = true
       res.once('close', () => session.getStreams--)
     }
-    return session.handle(req, res)
+    return session.handle(req, res, undefined, caller)
+  }
+
+  /**
+   * Identity on: the RFC 9728 metadata (no token needed), or the request's verified caller with
+   * its session scope (`x-toolgate-session` names a conversation inside the subject's own), or
+   * `undefined` once a refusal is answered: 401 with the challenge (503 when the keys cannot be
+   * read), logged without the token.
+   */
+  const admit = async (req: IncomingMessage, res: ServerResponse, path: string, verifier: CallerVerifier): Promise<CallContext | undefined> => {
+    const origin = originOf(req, selfOrigin)
+    if (path === METADATA_PATH || path === `${METADATA_PATH}${PATH}`) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return void refuse(req, res, { status: 405, message: `Method Not Allowed: ${path} answers GET`, headers: { Allow: 'GET, HEAD' } })
+      const body = JSON.stringify(protectedResourceMetadata(`${origin}${PATH}`, verifier.issuer))
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'max-age=300' })
+      return void res.end(body)
+    }
+    let caller: CallContext & { subject: string }
+    try {
+      caller = await verifier.verify(authorizationOf(req))
+    } catch (err) {
+      if (!(err instanceof ToolGateError) || err.code !== 'E_UNAUTHENTICATED') throw err
+      const c = challenge(req, origin, err)
+      log(c.logLine)
+      return void refuse(req, res, { status: c.status, message: c.status === 401 ? `Unauthorized: ${err.message}` : `Service Unavailable: ${err.message}`, headers: c.headers })
+    }
+    const named = req.headersDistinct[SESSION_HEADER]
+    const session = named === undefined ? scopedSession(caller.subject, undefined) : named.length === 1 ? scopedSession(caller.subject, named[0].trim()) : undefined
+    if (session === undefined) return void refuse(req, res, { status: 400, message: `Bad Request: header ${SESSION_HEADER}: give it once, at most 256 characters` })
+    return { ...caller, session }
   }
 
   const server = createServer((req, res) => {
@@ -154,7 +216,8 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const addr = server.address() as AddressInfo
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   const url = `http://${shownHost}:${addr.port}${PATH}`
-  log(`listening on ${url} (${'command' in upstream ? `spawning \`${upstream.command.join(' ')}\` per session` : `upstream ${upstream.url}`}${bearerToken !== undefined ? ', bearer token required' : ''})`)
+  selfOrigin = `http://${shownHost}:${addr.port}`
+  log(`listening on ${url} (${'command' in upstream ? `spawning \`${upstream.command.join(' ')}\` per session` : `upstream ${upstream.url}`}${bearerToken !== undefined ? ', bearer token required' : ''}${identity !== undefined ? `, callers verified (tokens of ${identity.issuer})` : ''})`)
 
   const reaper = setInterval(() => {
     const now = Date.now()
@@ -204,6 +267,11 @@ function validate(opts: McpHttpListenOptions): void {
     if (u && u.protocol !== 'http:' && u.protocol !== 'https:') bad(`the upstream URL \`${up.url}\` must be http: or https:`)
   } else bad('upstream must be { command: [...] } or { url }')
   if (!Array.isArray(opts.allowedOrigins) || !opts.allowedOrigins.every((o) => typeof o === 'string')) bad('allowedOrigins must be a list of origins')
+  if (opts.identity !== undefined && opts.bearerToken !== undefined) bad('identity and a bearer token (--token-env) both read Authorization; give one')
+  const fixed = opts.context
+  if (opts.identity !== undefined && fixed !== undefined && (fixed.subject !== undefined || fixed.roles !== undefined || fixed.session !== undefined)) {
+    bad('identity: callers are verified from their bearer tokens, so a fixed subject, roles or session (--subject/--role/--session, config proxy) cannot be given')
+  }
   if (opts.bearerToken !== undefined && (typeof opts.bearerToken !== 'string' || !/^\S+$/.test(opts.bearerToken))) bad('the bearer token must be a non-empty string without spaces')
   if (opts.maxSessions !== undefined && (!Number.isInteger(opts.maxSessions) || opts.maxSessions < 1)) bad('maxSessions must be a whole number, at least 1')
   if (opts.idleSessionMs !== undefined && (!Number.isInteger(opts.idleSessionMs) || opts.idleSessionMs < 1000)) bad('idleSessionMs must be a whole number of milliseconds, at least 1000')
