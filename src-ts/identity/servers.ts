@@ -22,11 +22,11 @@ export interface ServerIdentity {
  */
 export async function serverIdentity(config: unknown, fixed: readonly string[]): Promise<ServerIdentity> {
   const c = (typeof config === 'object' && config !== null ? config : {}) as { identity?: unknown; proxy?: { upstreamHeaders?: unknown } }
-  const upstreamHeaders = resolveUpstreamHeaders(c.proxy?.upstreamHeaders)
-  if (c.identity === undefined) return { upstreamHeaders }
-  if (fixed.length > 0) {
+  if (c.identity !== undefined && fixed.length > 0) {
     throw new ToolGateError('E_CONFIG', `config \`identity\`: callers are verified from their bearer tokens, so ${fixed.join(', ')} cannot be given (a fixed caller would put every user in one scope)`)
   }
+  const upstreamHeaders = resolveUpstreamHeaders(c.proxy?.upstreamHeaders)
+  if (c.identity === undefined) return { upstreamHeaders }
   const identity = c.identity as { jwt?: unknown } | null
   if (typeof identity !== 'object' || identity === null || identity.jwt === undefined) throw new ToolGateError('E_CONFIG', 'config at `identity`: expected { jwt: { issuer, audience, jwksUrl | publicKeys, … } }')
   return { verifier: await createCallerVerifier(identity.jwt), upstreamHeaders }

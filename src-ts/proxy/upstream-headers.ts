@@ -14,7 +14,8 @@ export const UPSTREAM_HEADER_LIMITS = Object.freeze({ headers: 32, valueChars: 8
 const OWN = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection', 'expect', 'content-encoding', 'accept-encoding'])
 
 /**
- * The headers `spec` names, lower-cased, each value read now (`{ env }` from `env`). Throws
+ * The headers `spec` names, lower-cased, each value read now (`{ env }` from `env`); an
+ * `authorization` value without a scheme (a bare API key) is sent as `Bearer <key>`. Throws
  * `ToolGateError` `E_CONFIG` naming the header (never its value) for a name that is not an HTTP
  * token or is one the proxy owns, a value with a line break, or an environment variable that is
  * not set or empty.
@@ -43,7 +44,8 @@ export function resolveUpstreamHeaders(spec: unknown, env: NodeJS.ProcessEnv = p
     } else return bad(`\`${name}\`: expected a string or { env: "VAR" }`)
     if (/[\r\n\0]/.test(value)) bad(`\`${name}\`: the value holds a line break or NUL`)
     if (value.length > UPSTREAM_HEADER_LIMITS.valueChars) bad(`\`${name}\`: the value is longer than ${UPSTREAM_HEADER_LIMITS.valueChars} characters`)
-    out[key] = value
+    // `authorization: { env: OPENAI_API_KEY }`: a bare key (no scheme) is sent as a bearer token
+    out[key] = key === 'authorization' && !/\s/.test(value) ? `Bearer ${value}` : value
   }
   return out
 }

@@ -1,0 +1,93 @@
+//! Core values to Python values, built once under the GIL: JSON values become `dict` (in the
+//! core's key order), `list`, `str`, `int`, `float`, `bool` and `None`; a verdict becomes the
+//! tuple `toolgate._verdict` reads (see [`verdict_tuple`]).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use serde_json::Value;
+use toolgate_core::{Flag, Verdict};
+
+/// The Python value of a JSON value. Depth is bounded by the core's parse limits.
+pub(crate) fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let list = PyList::empty(py);
+            for x in a {
+                list.append(to_py(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(m) => {
+            let dict = PyDict::new(py);
+            for (k, x) in m {
+                dict.set_item(k, to_py(py, x)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn opt_py<'py>(py: Python<'py>, v: Option<&Value>) -> PyResult<Bound<'py, PyAny>> {
+    match v {
+        Some(v) => to_py(py, v),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// `(code, path, has_from, from, has_to, to)`: `has_*` tell an absent value from JSON `null`.
+fn flag_tuple<'py>(py: Python<'py>, f: &Flag) -> PyResult<Bound<'py, PyTuple>> {
+    let code = serde_json::to_value(f.code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    PyTuple::new(
+        py,
+        [
+            PyString::new(py, &code).into_any(),
+            PyString::new(py, &f.path).into_any(),
+            PyBool::new(py, f.from.is_some()).to_owned().into_any(),
+            opt_py(py, f.from.as_ref())?,
+            PyBool::new(py, f.to.is_some()).to_owned().into_any(),
+            opt_py(py, f.to.as_ref())?,
+        ],
+    )
+}
+
+/// The verdict as `(outcome, reason, message, arguments, arguments_json, flags, facts)`:
+/// `arguments_json` is `None` when `keep_text` and the caller's own text runs untouched; `facts`
+/// is `None` or `(action, resource, confirmation, receipt, shadow, would_be, engine)` with
+/// `confirmation` `None` or `(token, expires_at, summary)`.
+pub(crate) fn verdict_tuple<'py>(py: Python<'py>, v: &Verdict, keep_text: bool) -> PyResult<Bound<'py, PyTuple>> {
+    let arguments = opt_py(py, v.arguments.as_ref())?;
+    let arguments_json = match &v.arguments {
+        Some(_) if keep_text && v.untouched => None,
+        Some(a) => Some(serde_json::to_string(a).unwrap_or_default()),
+        None => None,
+    };
+    let flags = PyList::empty(py);
+    for f in &v.flags {
+        flags.append(flag_tuple(py, f)?)?;
+    }
+    let facts = v.facts();
+    let facts = if facts.is_empty() && facts.would_be.is_none() {
+        py.None().into_bound(py)
+    } else {
+        let confirmation = match facts.confirmation {
+            Some(c) => (c.token.as_str(), c.expires_at.as_str(), c.summary.as_str()).into_pyobject(py)?.into_any(),
+            None => py.None().into_bound(py),
+        };
+        (facts.action, facts.resource, confirmation, facts.receipt, facts.shadow, facts.would_be, facts.engine)
+            .into_pyobject(py)?
+            .into_any()
+    };
+    (v.outcome.as_str(), v.reason.map(|r| r.as_str()), v.message.as_deref(), arguments, arguments_json, flags, facts).into_pyobject(py)
+}

@@ -1,0 +1,238 @@
+//! `toolgate._native.Gate`: one compiled gate. Frozen and `Send + Sync` (the core's `Gate` is
+//! immutable after construction; its state store is shared and locked inside the core), so one
+//! instance may be used from many Python threads at once; every decision runs without the GIL.
+
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyString, PyTuple};
+use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict};
+
+use crate::convert::verdict_tuple;
+use crate::errors::{from_core, run_detached, tool_gate_error};
+
+/// The refusal given if the core ever panics on a call: fail closed, nothing runs.
+fn panic_verdict() -> Verdict {
+    Verdict::rejected(toolgate_core::Reason::BadArguments, "toolgate could not process these arguments; the call was not run.".to_owned())
+}
+
+/// What text that cannot cross into UTF-8 (a lone surrogate) is called in messages.
+const LONE_SURROGATE: &str = "the text holds a lone UTF-16 surrogate";
+
+/// A compiled gate (raw binding: use `toolgate.ToolGate`).
+#[pyclass(frozen, module = "toolgate._native")]
+pub struct Gate {
+    pub(crate) inner: Arc<CoreGate>,
+}
+
+/// The caller from context JSON text (`None` or `""`: no context); `E_CONFIG` naming the key.
+fn context(py: Python<'_>, ctx: Option<&str>) -> PyResult<CallContext> {
+    CallContext::from_json(ctx.unwrap_or("")).map_err(|e| from_core(py, &e))
+}
+
+fn engine_answer(text: &str) -> Result<EngineAnswer, GateError> {
+    match text {
+        "allow" => Ok(EngineAnswer::Allow),
+        "deny" => Ok(EngineAnswer::Deny),
+        "delegate" => Ok(EngineAnswer::Delegate),
+        other => Err(GateError::Config(format!("engine answer {other:?}: expected allow, deny or delegate"))),
+    }
+}
+
+/// The engine answers of a two-step decision: `None` the whole pipeline, `Some("")` stage one
+/// (stop where engines must be asked), else the answer.
+fn answers(py: Python<'_>, engine: Option<&str>) -> PyResult<Option<Vec<EngineAnswer>>> {
+    match engine {
+        None | Some("") => Ok(None),
+        Some(a) => engine_answer(a).map(|a| Some(vec![a])).map_err(|e| from_core(py, &e)),
+    }
+}
+
+fn stage<'a>(ask: bool, answers: &'a Option<Vec<EngineAnswer>>) -> Stage<'a> {
+    match (ask, answers) {
+        (true, _) => Stage::Ask,
+        (false, Some(a)) => Stage::Answers(a),
+        (false, None) => Stage::Full,
+    }
+}
+
+/// JSON text of a payload or tool list, or `E_PAYLOAD` naming `what`.
+fn payload_text<'a>(py: Python<'_>, text: &'a Bound<'_, PyString>, what: &str) -> PyResult<Cow<'a, str>> {
+    text.to_cow().map_err(|_| tool_gate_error(py, "E_PAYLOAD", &format!("{what}: cannot be read as JSON ({LONE_SURROGATE})")))
+}
+
+#[pymethods]
+impl Gate {
+    /// Compiles a gate from config JSON text; `ToolGateError` `E_CONFIG` naming what is wrong.
+    #[new]
+    fn new(py: Python<'_>, config_json: PyBackedStr) -> PyResult<Self> {
+        let text: &str = &config_json;
+        match py.detach(|| catch_unwind(|| CoreGate::from_json(text))) {
+            Ok(Ok(gate)) => Ok(Gate { inner: Arc::new(gate) }),
+            Ok(Err(e)) => Err(from_core(py, &e)),
+            Err(_) => Err(tool_gate_error(py, "E_CONFIG", "toolgate could not compile this config")),
+        }
+    }
+
+    /// Decides one call: `args` is the arguments' JSON text (`""` means `{}`), `ctx` the caller as
+    /// JSON text, `engine` as in the module docs of `toolgate._native`. Answers the verdict tuple
+    /// (`arguments_json` `None` when the caller's own text runs untouched). Never raises on model
+    /// output; `E_CONFIG` only for a context or engine answer the host got wrong.
+    #[pyo3(signature = (tool, args, ctx=None, engine=None))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        args: &Bound<'py, PyString>,
+        ctx: Option<PyBackedStr>,
+        engine: Option<PyBackedStr>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let ctx = context(py, ctx.as_deref())?;
+        let ask = engine.as_deref() == Some("");
+        let answers = answers(py, engine.as_deref())?;
+        let gate = &self.inner;
+        let (tool, args) = match (tool.to_cow(), args.to_cow()) {
+            (Ok(t), Ok(a)) => (t, a),
+            (t, _) => {
+                let tool = t.unwrap_or_else(|_| Cow::Owned(tool.to_string_lossy().into_owned()));
+                let v = py.detach(|| {
+                    catch_unwind(AssertUnwindSafe(|| gate.check_unreadable(&tool, LONE_SURROGATE, &gate.who(&ctx, Stage::Full))))
+                        .unwrap_or_else(|_| panic_verdict())
+                });
+                return verdict_tuple(py, &v, false);
+            }
+        };
+        let v = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| gate.check_as(&tool, &args, &gate.who(&ctx, stage(ask, &answers))))).unwrap_or_else(|_| panic_verdict())
+        });
+        verdict_tuple(py, &v, true)
+    }
+
+    /// Refuses arguments the host could not turn into JSON text (a cycle, a set, NaN): unknown
+    /// tool and surface first, else `bad_arguments` quoting `detail` (cut at 200 characters).
+    #[pyo3(signature = (tool, detail, ctx=None))]
+    fn check_unreadable<'py>(&self, py: Python<'py>, tool: &Bound<'py, PyString>, detail: &Bound<'py, PyString>, ctx: Option<PyBackedStr>) -> PyResult<Bound<'py, PyTuple>> {
+        let ctx = context(py, ctx.as_deref())?;
+        let tool = tool.to_string_lossy().into_owned();
+        let detail = detail.to_string_lossy().into_owned();
+        let gate = &self.inner;
+        let v = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| gate.check_unreadable(&tool, &detail, &gate.who(&ctx, Stage::Full)))).unwrap_or_else(|_| panic_verdict())
+        });
+        verdict_tuple(py, &v, false)
+    }
+
+    /// The second step of confirm-before-write: `(tool, verdict tuple)`; `tool` is `None` for an
+    /// invalid token (`token_invalid`). `engine` as for [`Gate::check`].
+    #[pyo3(signature = (token, ctx=None, engine=None))]
+    fn confirm<'py>(&self, py: Python<'py>, token: &Bound<'py, PyString>, ctx: Option<PyBackedStr>, engine: Option<PyBackedStr>) -> PyResult<(Option<String>, Bound<'py, PyTuple>)> {
+        let ctx = context(py, ctx.as_deref())?;
+        let ask = engine.as_deref() == Some("");
+        let answers = answers(py, engine.as_deref())?;
+        let token = token.to_string_lossy().into_owned();
+        let gate = &self.inner;
+        let (tool, v) = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| gate.confirm(&token, &gate.who(&ctx, stage(ask, &answers))))).unwrap_or_else(|_| (None, panic_verdict()))
+        });
+        Ok((tool, verdict_tuple(py, &v, false)?))
+    }
+
+    /// Guards a whole turn (`payload` JSON text) in `dialect` (or `"auto"`); answers the report
+    /// as JSON text (the core's report wire, with `payload` only when repairs changed it).
+    /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
+    /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
+    #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
+    fn guard(
+        &self,
+        py: Python<'_>,
+        dialect: PyBackedStr,
+        payload: &Bound<'_, PyString>,
+        ctx: Option<PyBackedStr>,
+        protocol_version: Option<String>,
+        engines: Option<Vec<String>>,
+        ask: bool,
+    ) -> PyResult<String> {
+        let text = payload_text(py, payload, &format!("{} payload", &*dialect))?;
+        let ctx = context(py, ctx.as_deref())?;
+        let answers = match engines {
+            None => None,
+            Some(list) => Some(list.iter().map(|a| engine_answer(a)).collect::<Result<Vec<_>, _>>().map_err(|e| from_core(py, &e))?),
+        };
+        let gate = &self.inner;
+        let opts = TurnOptions { protocol_version, ..TurnOptions::default() };
+        run_detached(py, "payload", "E_PAYLOAD", || {
+            let choice: DialectChoice = dialect.parse()?;
+            Ok(gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?.to_wire())
+        })
+    }
+
+    /// Filters a tool list (JSON text in `dialect`'s request shape) to what this caller may call;
+    /// answers the same shape as JSON text.
+    #[pyo3(signature = (dialect, tools, ctx=None))]
+    fn filter_tools(&self, py: Python<'_>, dialect: PyBackedStr, tools: &Bound<'_, PyString>, ctx: Option<PyBackedStr>) -> PyResult<String> {
+        let text = payload_text(py, tools, &format!("{} tool list", &*dialect))?;
+        let ctx = context(py, ctx.as_deref())?;
+        let gate = &self.inner;
+        run_detached(py, "tool list", "E_PAYLOAD", || {
+            let d: Dialect = dialect.parse()?;
+            gate.filter_tools_as(d, &text, &gate.who(&ctx, Stage::Full))
+        })
+    }
+
+    /// Which of `names` this caller may see (tool lists held as live objects).
+    #[pyo3(signature = (names, ctx=None))]
+    fn visible_tools(&self, py: Python<'_>, names: Vec<String>, ctx: Option<PyBackedStr>) -> PyResult<Vec<bool>> {
+        let ctx = context(py, ctx.as_deref())?;
+        let gate = &self.inner;
+        run_detached(py, "tool list", "E_PAYLOAD", || Ok(gate.visible(&names, &gate.who(&ctx, Stage::Full))))
+    }
+
+    /// Raises a session's taint to `label`; `E_CONFIG` for a label `labels` does not declare.
+    fn mark_session(&self, py: Python<'_>, session: PyBackedStr, label: PyBackedStr) -> PyResult<()> {
+        self.inner.mark_session(&session, &label).map_err(|e| from_core(py, &e))
+    }
+
+    /// Takes the buffered audit records (each line ending in `\n`; `""` when none or no audit).
+    fn drain_audit(&self) -> String {
+        catch_unwind(AssertUnwindSafe(|| self.inner.audit().map(|a| a.drain()).unwrap_or_default())).unwrap_or_default()
+    }
+
+    /// The host's audit sink failed (`True`) or recovered (`False`).
+    fn set_audit_failed(&self, failed: bool) {
+        if let Some(a) = self.inner.audit() {
+            a.set_failed(failed);
+        }
+    }
+
+    /// The config's hash as audit records carry it (`None` without an `audit` block).
+    #[getter]
+    fn audit_config_hash(&self) -> Option<String> {
+        self.inner.audit().map(|a| a.config_hash().to_owned())
+    }
+
+    /// Audit records lost since the gate was built.
+    #[getter]
+    fn audit_dropped(&self) -> u64 {
+        self.inner.audit().map_or(0, |a| a.dropped())
+    }
+
+    /// The receipts' verifying key (base64url), when receipts are configured.
+    #[getter]
+    fn public_key(&self) -> Option<String> {
+        self.inner.public_key().map(str::to_owned)
+    }
+
+    /// Whether the config has a `policy` block (deny by default).
+    #[getter]
+    fn has_policy(&self) -> bool {
+        self.inner.has_policy()
+    }
+
+    /// Declared tool names, in config order.
+    fn tool_names(&self) -> Vec<String> {
+        self.inner.tool_names().map(str::to_owned).collect()
+    }
+}

@@ -1,0 +1,132 @@
+//! `toolgate._native.Stream`: one guarded model stream. Strings in, one JSON string out (`push`:
+//! the calls the event completed; `forward`: the events safe to emit; `end`: the report wire, as
+//! `Gate.guard` answers). A panic poisons the stream: every later `push` and `end` raises
+//! `E_PAYLOAD`, so nothing decided after it is trusted or let through. Safe to share between
+//! threads (one lock per stream; events of one stream are pushed in order by their producer).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyString;
+use toolgate_core::{calls_to_wire, CallContext, Dialect, Gate as CoreGate, GateError, GateStream};
+
+use crate::errors::{from_core, tool_gate_error};
+use crate::gate::Gate;
+
+const POISONED: &str = "toolgate could not process an event of this stream; the stream is closed and nothing more from it is allowed";
+const ENDED: &str = "this stream has already ended";
+
+struct State {
+    stream: Option<GateStream>,
+    /// Why the stream accepts nothing more (a panic, or `end` was called).
+    closed: Option<&'static str>,
+}
+
+/// One guarded model stream (raw binding: use `ToolGate.stream`).
+#[pyclass(frozen, module = "toolgate._native")]
+pub struct Stream {
+    gate: Arc<CoreGate>,
+    dialect: Dialect,
+    state: Mutex<State>,
+}
+
+impl Stream {
+    fn closed_error(&self, py: Python<'_>, why: Option<&'static str>) -> PyErr {
+        tool_gate_error(py, "E_PAYLOAD", &format!("{} stream: {}", self.dialect, why.unwrap_or(POISONED)))
+    }
+}
+
+#[pymethods]
+impl Stream {
+    /// Starts a stream on `gate` in `dialect`: `E_DIALECT` for a dialect with no stream form.
+    #[new]
+    #[pyo3(signature = (gate, dialect, ctx=None))]
+    fn new(py: Python<'_>, gate: &Gate, dialect: PyBackedStr, ctx: Option<PyBackedStr>) -> PyResult<Self> {
+        let gate = Arc::clone(&gate.inner);
+        let made = catch_unwind(AssertUnwindSafe(|| -> Result<(Dialect, GateStream), GateError> {
+            let d: Dialect = dialect.parse()?;
+            let ctx = CallContext::from_json(ctx.as_deref().unwrap_or(""))?;
+            Ok((d, gate.stream_as(d, ctx)?))
+        }));
+        match made {
+            Ok(Ok((dialect, stream))) => Ok(Stream { gate, dialect, state: Mutex::new(State { stream: Some(stream), closed: None }) }),
+            Ok(Err(e)) => Err(from_core(py, &e)),
+            Err(_) => Err(tool_gate_error(py, "E_DIALECT", "toolgate could not start this stream")),
+        }
+    }
+
+    /// Feeds one event (an SSE line, several lines of one event, or one event's JSON text);
+    /// answers the calls it completed as a JSON array in the per-call wire.
+    fn push(&self, py: Python<'_>, event: &Bound<'_, PyString>) -> PyResult<String> {
+        let Ok(event) = event.to_cow() else {
+            return Err(tool_gate_error(py, "E_PAYLOAD", &format!("{} stream event: cannot be read as JSON (the text holds a lone UTF-16 surrogate)", self.dialect)));
+        };
+        let gate = &self.gate;
+        let result = py.detach(|| {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(stream) = st.stream.as_mut() else { return Err(Err(st.closed)) };
+            match catch_unwind(AssertUnwindSafe(|| stream.push(gate, &event))) {
+                Ok(Ok(calls)) => Ok(calls_to_wire(&calls)),
+                Ok(Err(e)) => Err(Ok(e)),
+                Err(_) => {
+                    st.stream = None;
+                    st.closed = Some(POISONED);
+                    Err(Err(Some(POISONED)))
+                }
+            }
+        });
+        match result {
+            Ok(wire) => Ok(wire),
+            Err(Ok(e)) => Err(from_core(py, &e)),
+            Err(Err(why)) => Err(self.closed_error(py, why)),
+        }
+    }
+
+    /// Takes the events safe to emit now, as a JSON array (`[]` once the stream is closed).
+    fn forward(&self, py: Python<'_>) -> String {
+        py.detach(|| {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(stream) = st.stream.as_mut() else { return "[]".to_owned() };
+            match catch_unwind(AssertUnwindSafe(|| serde_json::to_string(&stream.forward()))) {
+                Ok(Ok(text)) => text,
+                _ => {
+                    st.stream = None;
+                    st.closed = Some(POISONED);
+                    "[]".to_owned()
+                }
+            }
+        })
+    }
+
+    /// Ends the stream: the report wire of the whole turn. `E_PAYLOAD` for a stream cut off,
+    /// failed, poisoned, or already ended.
+    fn end(&self, py: Python<'_>) -> PyResult<String> {
+        let gate = &self.gate;
+        let result = py.detach(|| {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(stream) = st.stream.take() else { return Err(Err(st.closed)) };
+            st.closed = Some(ENDED);
+            match catch_unwind(AssertUnwindSafe(|| stream.end(gate))) {
+                Ok(Ok(report)) => Ok(report.to_wire()),
+                Ok(Err(e)) => Err(Ok(e)),
+                Err(_) => {
+                    st.closed = Some(POISONED);
+                    Err(Err(Some(POISONED)))
+                }
+            }
+        });
+        match result {
+            Ok(wire) => Ok(wire),
+            Err(Ok(e)) => Err(from_core(py, &e)),
+            Err(Err(why)) => Err(self.closed_error(py, why)),
+        }
+    }
+
+    /// The dialect this stream reads.
+    #[getter]
+    fn dialect(&self) -> &'static str {
+        self.dialect.as_str()
+    }
+}

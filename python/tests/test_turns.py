@@ -1,0 +1,150 @@
+"""Whole turns, streams and tool lists: every shared fixture's own expectations (written from the
+providers' documentation, independent of either binding), through the Python package."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, fixture_cases
+from toolgate import ToolGate, ToolGateError, TurnReport
+
+DIALECTS = fixture_cases(FIXTURES / "dialects")
+STREAMS = fixture_cases(FIXTURES / "streams")
+TOOL_LISTS = fixture_cases(FIXTURES / "tool-lists")
+
+
+def mask(v, messages):
+    """Every string equal to a refusal message becomes "<message>" (as the fixtures write it)."""
+    if isinstance(v, str):
+        return "<message>" if v in messages else v
+    if isinstance(v, list):
+        return [mask(x, messages) for x in v]
+    if isinstance(v, dict):
+        return {k: mask(x, messages) for k, x in v.items()}
+    return v
+
+
+def check_report(r: TurnReport, want: dict) -> None:
+    if "dialect" in want:
+        assert r.dialect == want["dialect"]
+    assert [c.call_id for c in r.calls] == [c["callId"] for c in want["calls"]]
+    for got, exp in zip(r.calls, want["calls"]):
+        assert got.tool == exp["tool"]
+        assert got.outcome == exp["outcome"]
+        if "reason" in exp:
+            assert got.reason == exp["reason"]
+        if "arguments" in exp:
+            assert got.arguments == exp["arguments"]
+        assert got.allowed == (got.outcome in ("passed", "repaired"))
+    assert [a.call_id for a in r.allowed] == [c.call_id for c in r.calls if c.allowed]
+    messages = {c.message for c in r.calls if c.message}
+    if "payload" in want:
+        assert r.payload == want["payload"]
+    if "feedback" in want:
+        assert mask(r.feedback, messages) == want["feedback"]
+    if "providerExecuted" in want:
+        assert r.provider_executed == want["providerExecuted"]
+
+
+@pytest.fixture(scope="module")
+def gate(dialect_tools) -> ToolGate:
+    return ToolGate(dialect_tools)
+
+
+@pytest.mark.parametrize("name, fx", DIALECTS, ids=[n for n, _ in DIALECTS])
+def test_guard_fixture(gate, name, fx):
+    payload = fx.get("payloadText", fx.get("payload"))
+    pv = (fx.get("options") or {}).get("protocolVersion")
+    if "error" in fx:
+        with pytest.raises(ToolGateError) as e:
+            gate.guard(payload, fx["dialect"], protocol_version=pv)
+        assert e.value.code == fx["error"]["code"]
+        assert fx["error"]["contains"] in e.value.message
+        return
+    check_report(gate.guard(payload, fx["dialect"], protocol_version=pv), fx["expect"])
+    if "payloadText" not in fx:  # the same turn as JSON text answers the same
+        text_report = gate.guard(json.dumps(payload), fx["dialect"], protocol_version=pv)
+        check_report(text_report, fx["expect"])
+
+
+def test_unrepaired_payload_is_the_callers_own_value(gate):
+    turn = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {"query": "x"}}]}
+    r = gate.guard(turn, "anthropic")
+    assert r.payload is turn
+    assert gate.guard(json.dumps(turn), "anthropic").payload == turn
+
+
+def test_guard_errors(gate):
+    with pytest.raises(ToolGateError) as e:
+        gate.guard("{}", "klingon")
+    assert e.value.code == "E_DIALECT"
+    with pytest.raises(ToolGateError) as e:
+        gate.guard("{not json", "openai")
+    assert e.value.code == "E_PAYLOAD" and "openai payload" in e.value.message
+    with pytest.raises(ToolGateError) as e:
+        gate.guard({"x": {1, 2}}, "openai")
+    assert e.value.code == "E_PAYLOAD"
+    with pytest.raises(ToolGateError) as e:
+        gate.guard('{"a": "\ud800"}', "openai")
+    assert e.value.code == "E_PAYLOAD" and "surrogate" in e.value.message
+
+
+@pytest.mark.parametrize("name, fx", STREAMS, ids=[n for n, _ in STREAMS])
+def test_stream_fixture(dialect_tools, name, fx):
+    g = ToolGate({**dialect_tools, **(fx.get("config") or {})})
+    stream = g.stream(fx["dialect"])
+    err = fx.get("error")
+    forwarded = []
+    for i, ev in enumerate(fx["events"]):
+        if err is not None and err["at"] == i + 1:  # 1-based, as the fixtures count events
+            with pytest.raises(ToolGateError) as e:
+                stream.push(ev)
+            assert e.value.code == err["code"] and err["contains"] in e.value.message
+            with pytest.raises(ToolGateError):  # a failed stream accepts nothing more
+                stream.end()
+            return
+        completed = stream.push(ev)  # objects pushed as parsed values, strings as they are
+        if "completes" in fx:
+            assert [c.call_id for c in completed] == fx["completes"][i]
+        forwarded.extend(stream.forward())
+    if err is not None:
+        with pytest.raises(ToolGateError) as e:
+            stream.end()
+        assert e.value.code == err["code"] and err["contains"] in e.value.message
+        return
+    report = stream.end()
+    check_report(report, fx["expect"])
+    if "forwarded" in fx["expect"]:
+        assert forwarded == fx["expect"]["forwarded"]
+    with pytest.raises(ToolGateError) as e:
+        stream.end()
+    assert e.value.code == "E_PAYLOAD"
+
+
+def test_stream_needs_a_stream_dialect(gate):
+    with pytest.raises(ToolGateError) as e:
+        gate.stream("mcp")
+    assert e.value.code == "E_DIALECT"
+
+
+@pytest.mark.parametrize("name, fx", TOOL_LISTS, ids=[n for n, _ in TOOL_LISTS])
+def test_tool_list_fixture(gate, name, fx):
+    if "error" in fx:
+        with pytest.raises(ToolGateError) as e:
+            gate.filter_tools(fx["tools"], fx["dialect"])
+        assert e.value.code == fx["error"]["code"]
+        return
+    assert gate.filter_tools(fx["tools"], fx["dialect"]) == fx["expect"]
+    assert json.loads(gate.filter_tools(json.dumps(fx["tools"]), fx["dialect"])) == fx["expect"]
+
+
+def test_live_tool_objects_are_kept_identical(gate):
+    class Tool:
+        def __init__(self, name):
+            self.name = name
+
+    tools = [Tool("search"), Tool("not_declared"), Tool("ping")]
+    kept = gate.filter_tools(tools, "pydantic-ai")
+    assert kept == [tools[0], tools[2]] and kept[0] is tools[0]

@@ -1,0 +1,27 @@
+"""The one exception of the package: :class:`ToolGateError`, with a stable ``code``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorCode = Literal["E_CONFIG", "E_PAYLOAD", "E_DIALECT", "E_RECEIPT", "E_ASYNC", "E_UNAUTHENTICATED"]
+"""The closed set of error codes (the same strings as the Node package's)."""
+
+
+class ToolGateError(Exception):
+    """Raised for what the host got wrong (a config, a turn's shape, a dialect, a receipt) —
+    never for bad model output, which is a refusal :class:`~toolgate.Verdict` instead.
+
+    ``code`` is one of :data:`ErrorCode`; the message names what was wrong and where.
+    """
+
+    code: str
+    message: str
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def __reduce__(self):  # picklable across processes with its code
+        return (type(self), (self.code, self.message))

@@ -1,0 +1,271 @@
+""":class:`ToolGate`, the typed Python face of one compiled gate. Conversion only: every decision
+is the Rust core's (through ``toolgate._native``), the same as the Node package's."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+
+from . import _native
+from ._config import prepare_config, read_config_file
+from ._context import CallContext, context_text
+from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
+from ._errors import ToolGateError
+from ._json import Unreadable, json_text, payload_text
+from ._report import TurnReport, read_report
+from ._stream import ToolCallStream
+from ._tools import filter_tool_list
+from ._verdict import Verdict, from_native
+
+T = TypeVar("T")
+
+Dialect = str
+"""``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"langchain"``, ``"pydantic-ai"``,
+``"mcp"``, ``"ai-sdk"`` or ``"gemini"`` (``guard`` also takes ``"auto"``)."""
+
+
+class ToolGate:
+    """The gate between an agent and its tools. Construct once (every schema is compiled here),
+    then call :meth:`check` for every tool call; it never raises on bad model output.
+
+    Safe to share between threads: the decisions run in Rust without the GIL, on an immutable
+    gate whose loop/taint/confirmation state is locked inside the core.
+
+    >>> gate = ToolGate({"tools": [{"name": "search", "inputSchema": {"type": "object",
+    ...     "properties": {"limit": {"type": "integer"}}, "required": ["limit"]}}]})
+    >>> gate.check("search", '{"limit": "10"}').arguments
+    {'limit': 10}
+    """
+
+    __slots__ = ("_gate", "_check", "_tools", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
+
+    def __init__(
+        self,
+        config: Union[Mapping[str, Any], str],
+        *,
+        engines: Optional[Sequence[PolicyEngine]] = None,
+        engine_timeout_ms: float = DEFAULT_ENGINE_TIMEOUT_MS,
+        on_engine_error: Optional[EngineErrorReporter] = None,
+        _base_dir: Optional[str] = None,
+    ) -> None:
+        """Compiles ``config`` (a dict, or its JSON text). ``ToolGateError`` ``E_CONFIG`` names the
+        key, or the tool and schema location, when it is wrong (unknown keys included).
+        ``engines`` are asked in order after the built-in rules (a built-in deny is final); each
+        may take ``engine_timeout_ms`` before it counts as a deny; ``on_engine_error`` is told why
+        an engine's answer became a deny."""
+        if engines is not None and (isinstance(engines, (str, bytes)) or not all(callable(e) for e in engines)):
+            raise ToolGateError("E_CONFIG", "engines: expected a list of callables")
+        if isinstance(engine_timeout_ms, bool) or not isinstance(engine_timeout_ms, (int, float)) or not (0 < engine_timeout_ms < float("inf")):
+            raise ToolGateError("E_CONFIG", f"engine_timeout_ms: expected a positive number of milliseconds, got {engine_timeout_ms!r}")
+        if on_engine_error is not None and not callable(on_engine_error):
+            raise ToolGateError("E_CONFIG", "on_engine_error: expected a callable")
+        self._engines = tuple(engines) if engines else None
+        self._engine_timeout_ms = float(engine_timeout_ms)
+        self._on_engine_error = on_engine_error
+        parsed: Any
+        if isinstance(config, str):
+            text = config
+            try:
+                parsed = json.loads(config)
+            except (ValueError, RecursionError):
+                parsed = None  # the core names the syntax error
+        elif isinstance(config, Mapping):
+            parsed = dict(config)
+            text = ""
+        else:
+            raise ToolGateError("E_CONFIG", f"config: expected a dict or JSON text, got {type(config).__name__}")
+        if isinstance(parsed, dict):
+            prepared = prepare_config(parsed, _base_dir)
+            if isinstance(prepared.get("audit"), dict):
+                raise ToolGateError("E_CONFIG", "config at `audit`: audit sinks are not available in the Python package yet; remove the `audit` block (the Node package and the proxies write audit trails)")
+            if not text or prepared != parsed:
+                encoded = json_text(prepared)
+                if isinstance(encoded, Unreadable):
+                    raise ToolGateError("E_CONFIG", f"config: cannot be serialized to JSON ({encoded.detail})")
+                text = encoded
+        self._gate = _native.Gate(text)
+        self._check = self._gate.check
+        self._tools = tuple(self._gate.tool_names())
+
+    @classmethod
+    def from_file(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "ToolGate":
+        """Loads a config file (``.json``, ``.yaml`` or ``.yml``; at most 16 MiB; a regular file)
+        and compiles it; paths inside it resolve against its folder. Errors are ``E_CONFIG``
+        naming the file. ``options`` as for the constructor."""
+        path = os.fspath(path)
+        text = read_config_file(path)
+        try:
+            return cls(text, _base_dir=os.path.dirname(os.path.abspath(path)), **options)
+        except ToolGateError as e:
+            raise ToolGateError(e.code, f"config file {path}: {e.message}") from None
+
+    @property
+    def tools(self) -> tuple:
+        """The declared tool names, in config order."""
+        return self._tools
+
+    @property
+    def public_key(self) -> Optional[str]:
+        """The receipts' verifying key (base64url); ``None`` unless receipts are configured."""
+        return self._gate.public_key
+
+    @property
+    def has_policy(self) -> bool:
+        """Whether the config has a ``policy`` block (deny by default)."""
+        return self._gate.has_policy
+
+    # -- one call -------------------------------------------------------------------------
+
+    def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[CallContext] = None) -> Verdict:
+        """Decides one call. ``args`` is the raw JSON text the model sent (the hot path: parsed
+        strictly in Rust, once) or an already-parsed dict; ``""`` and ``None`` mean ``{}``.
+        Returns ``passed`` (run ``arguments_json``, the caller's own text), ``repaired`` (run the
+        repaired ``arguments``; each change is a flag), or a refusal with a model-readable
+        ``message``. Never raises on model output; ``E_CONFIG`` for a ``ctx`` the host got wrong,
+        ``E_ASYNC`` when a plugged engine is asynchronous (use :meth:`acheck`)."""
+        text = "" if args is None else json_text(args)
+        c = context_text(ctx) if ctx else None
+        tool = tool if type(tool) is str else str(tool)
+        if type(text) is not str:
+            return from_native(tool, self._gate.check_unreadable(tool, text.detail, c), None)  # type: ignore[union-attr]
+        if self._engines is None:
+            return from_native(tool, self._check(tool, text, c), text)
+        engines = self._engines
+        first, facts = self._stage_one(tool, text, c)
+        if facts is None:
+            return first
+        answer = ask_sync(engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "check", self._on_engine_error)
+        return from_native(tool, self._check(tool, text, c, answer), text)
+
+    async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[CallContext] = None) -> Verdict:
+        """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
+        Works on any gate; without engines it is :meth:`check` (sub-microsecond work is not
+        worth a thread hop)."""
+        text = "" if args is None else json_text(args)
+        if type(text) is not str or self._engines is None:
+            return self.check(tool, args, ctx)
+        c = context_text(ctx) if ctx else None
+        first, facts = self._stage_one(tool, text, c)
+        if facts is None:
+            return first
+        answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
+        return from_native(tool, self._check(tool, text, c, answer), text)
+
+    def _stage_one(self, tool: str, text: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
+        engine: List[str] = []
+        first = from_native(tool, self._check(tool, text, c, ""), text, engine)
+        if not engine:
+            return first, None
+        return first, {"engine": engine[0], "action": first.action, "resource": first.resource}
+
+    # -- confirm-before-write -------------------------------------------------------------
+
+    def confirm(self, token: str, ctx: Optional[CallContext] = None) -> Verdict:
+        """The second step of confirm-before-write: ``token`` is the host-only
+        ``verdict.confirmation.token`` of a ``confirm`` outcome, ``ctx`` the caller confirming
+        (the same subject). Policy, engines, loop and taint run again with the current state; if
+        they still allow, the call's verdict (``passed``/``repaired``, with its exact arguments)
+        is returned exactly once. An unknown, used, expired or other caller's token is
+        ``token_invalid``."""
+        c = context_text(ctx) if ctx else None
+        if self._engines is None:
+            return self._confirm_native(token, c, None)
+        first, facts = self._confirm_stage_one(token, c)
+        if facts is None:
+            return first
+        answer = ask_sync(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "confirm", self._on_engine_error)
+        return self._confirm_native(token, c, answer)
+
+    async def aconfirm(self, token: str, ctx: Optional[CallContext] = None) -> Verdict:
+        """:meth:`confirm` awaiting asynchronous engines."""
+        if self._engines is None:
+            return self.confirm(token, ctx)
+        c = context_text(ctx) if ctx else None
+        first, facts = self._confirm_stage_one(token, c)
+        if facts is None:
+            return first
+        answer = await ask_async(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
+        return self._confirm_native(token, c, answer)
+
+    def _confirm_native(self, token: str, c: Optional[str], engine: Optional[str], out: Optional[List[str]] = None) -> Verdict:
+        tool, t = self._gate.confirm(str(token), c, engine)
+        return from_native(tool or "", t, None, out)
+
+    def _confirm_stage_one(self, token: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
+        engine: List[str] = []
+        first = self._confirm_native(token, c, "", engine)
+        if not engine:
+            return first, None
+        return first, {"engine": engine[0], "action": first.action, "resource": first.resource}
+
+    def mark_session(self, session: str, label: str) -> None:
+        """Raises a session's taint to ``label`` by hand (for data the host knows came from
+        outside, e.g. a fetched web page); taint never goes down. ``E_CONFIG`` for a label not in
+        ``labels``."""
+        self._gate.mark_session(str(session), str(label))
+
+    # -- whole turns ----------------------------------------------------------------------
+
+    def guard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
+        """Guards a whole model turn: reads every tool call in ``dialect``'s wire shape (or
+        recognizes the shape with ``"auto"``), decides each, and answers a :class:`TurnReport`.
+        ``payload`` is raw JSON text (the hot path: parsed once, strictly, in Rust) or a parsed
+        value; ``ctx`` the caller (``subject=…, roles=[…], session=…``). A call's broken
+        arguments refuse that call only; a broken turn raises ``E_PAYLOAD`` naming the dialect
+        and JSON path; an unknown dialect, or a turn ``"auto"`` cannot tell, ``E_DIALECT``."""
+        if self._engines is None:
+            text = payload_text(payload, f"{dialect} payload")
+            return read_report(self._guard_native(dialect, text, ctx, protocol_version, None, False), payload, text)
+        text, first, questions = self._guard_stage_one(payload, dialect, ctx, protocol_version)
+        if first is not None:
+            return first
+        answers = [("delegate" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
+        return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
+
+    async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
+        """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order)."""
+        if self._engines is None:
+            return self.guard(payload, dialect, protocol_version=protocol_version, **ctx)
+        text, first, questions = self._guard_stage_one(payload, dialect, ctx, protocol_version)
+        if first is not None:
+            return first
+        answers = [("delegate" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
+        return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
+
+    def _guard_stage_one(self, payload: Any, dialect: str, ctx: Mapping[str, Any], pv: Optional[str]) -> "tuple[str, Optional[TurnReport], list]":
+        text = payload_text(payload, f"{dialect} payload")
+        questions: list = []
+        first = read_report(self._guard_native(dialect, text, ctx, pv, None, True), payload, text, questions)
+        if all(q is None for q in questions):
+            return text, first, questions
+        return text, None, questions
+
+    def _guard_native(self, dialect: str, text: str, ctx: Mapping[str, Any], pv: Optional[str], engines: Optional[List[str]], ask: bool) -> str:
+        if not isinstance(dialect, str):
+            raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
+        return self._gate.guard(dialect, text, context_text(ctx), pv, engines, ask)
+
+    def filter_tools(self, tools: T, dialect: str, **ctx: Any) -> T:
+        """Returns ``tools`` — a tool list in ``dialect``'s request shape (OpenAI ``tools``,
+        Anthropic ``tools``, an MCP ``tools/list`` result, Gemini ``functionDeclarations`` …, or a
+        request body holding one; JSON text or parsed) — with only the tools this caller could
+        call. Undeclared tools are always removed. Lists of live tool objects (LangChain tools,
+        Pydantic AI tools, anything with a ``name``) keep the caller's own objects."""
+        if not isinstance(dialect, str):
+            raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
+        c = context_text(ctx)
+        gate = self._gate
+        return filter_tool_list(tools, dialect, lambda names: gate.visible_tools(names, c), lambda d, t: gate.filter_tools(d, t, c))
+
+    def stream(self, dialect: str, **ctx: Any) -> ToolCallStream:
+        """Guards a streamed model turn (``openai``, ``openai-responses``, ``anthropic``,
+        ``ai-sdk``, ``gemini``): push every event into the returned :class:`ToolCallStream`; each
+        call is decided the moment it completes, text is forwarded live, a call is held until
+        complete and then released (repaired) or dropped, and ``end()`` answers the whole turn as
+        :meth:`guard` would. Other dialects raise ``E_DIALECT``; a gate with engines ``E_ASYNC``."""
+        if self._engines is not None:
+            raise ToolGateError("E_ASYNC", "stream: this gate has plugged engines, which a stream cannot wait for; guard the assembled turn with aguard instead")
+        if not isinstance(dialect, str):
+            raise ToolGateError("E_DIALECT", "stream: `dialect` is required")
+        return ToolCallStream(_native.Stream(self._gate, dialect, context_text(ctx)), dialect)

@@ -1,0 +1,114 @@
+"""Reading the core's turn report wire (JSON text) into a :class:`TurnReport`. Conversion only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+from ._verdict import Confirmation, Flag, TurnCall
+
+_loads = json.loads
+
+
+class AllowedCall:
+    """A call that may run: its ``call_id``, ``tool`` and exact ``arguments``."""
+
+    __slots__ = ("call_id", "tool", "arguments")
+
+    def __init__(self, call_id: str, tool: str, arguments: Dict[str, Any]) -> None:
+        self.call_id = call_id
+        self.tool = tool
+        self.arguments = arguments
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"callId", "tool", "arguments"}``."""
+        return {"callId": self.call_id, "tool": self.tool, "arguments": self.arguments}
+
+    def __repr__(self) -> str:
+        return f"AllowedCall(call_id={self.call_id!r}, tool={self.tool!r}, arguments={self.arguments!r})"
+
+
+class TurnReport:
+    """The answer for a whole model turn.
+
+    ``calls``: every call in payload order (``[]`` for a text-only turn); ``allowed``: the calls
+    to run, same order; ``payload``: the turn with repaired arguments written back (refused calls
+    stay; the caller's own value when nothing was repaired); ``feedback``: the answers for refused
+    and confirm calls, shaped and grouped as the dialect's API requires; ``provider_executed``:
+    tools the provider ran itself (reported, not gated). Confirmation tokens are never in
+    ``payload`` or ``feedback``.
+    """
+
+    __slots__ = ("dialect", "calls", "allowed", "payload", "feedback", "provider_executed")
+
+    dialect: str
+    calls: List[TurnCall]
+    allowed: List[AllowedCall]
+    payload: Any
+    feedback: List[Any]
+    provider_executed: List[Dict[str, Any]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report with the Node package's field names."""
+        return {
+            "dialect": self.dialect,
+            "calls": [c.to_dict() for c in self.calls],
+            "allowed": [a.to_dict() for a in self.allowed],
+            "payload": self.payload,
+            "feedback": self.feedback,
+            "providerExecuted": self.provider_executed,
+        }
+
+    def __repr__(self) -> str:
+        return f"TurnReport(dialect={self.dialect!r}, calls={self.calls!r})"
+
+
+def read_call(c: Dict[str, Any], engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
+    """One call of the per-call wire (``calls_to_wire`` in the core's turn.rs)."""
+    v = TurnCall.__new__(TurnCall)
+    v.call_id = c["callId"]
+    v.tool = c["tool"]
+    v.outcome = c["outcome"]
+    text = c.get("argumentsJson")
+    v.allowed = text is not None
+    v.arguments_json = text
+    v.arguments = _loads(text) if text is not None else None
+    v.flags = [Flag(f["code"], f["path"], "from" in f, f.get("from"), "to" in f, f.get("to")) for f in c.get("flags", ())]
+    v.message = c.get("message")
+    v.reason = c.get("reason")
+    v.action = c.get("action")
+    v.resource = c.get("resource")
+    conf = c.get("confirmation")
+    v.confirmation = Confirmation(conf["token"], conf["expiresAt"], conf["summary"]) if conf else None
+    v.receipt = c.get("receipt")
+    v.shadow = bool(c.get("shadow"))
+    v.would_be = c.get("wouldBe") if v.shadow else None
+    if engine_out is not None:
+        engine = c.get("engine")
+        engine_out.append(None if engine is None else {"tool": v.tool, "arguments": v.arguments or {}, "action": v.action, "resource": v.resource, "engine": engine})
+    return v
+
+
+def read_calls(wire: str) -> List[TurnCall]:
+    """A JSON array of calls in the per-call wire (a stream's ``push`` answer)."""
+    return [read_call(c) for c in _loads(wire)]
+
+
+def read_report(wire: str, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
+    """The report from the core's wire; ``original`` is the payload as the caller gave it and
+    ``text`` its JSON text (the payload when nothing was repaired: the caller's own value, parsed
+    if it was text)."""
+    w = _loads(wire)
+    r = TurnReport.__new__(TurnReport)
+    r.dialect = w["dialect"]
+    r.calls = [read_call(c, engine_out) for c in w["calls"]]
+    r.allowed = [AllowedCall(c.call_id, c.tool, c.arguments) for c in r.calls if c.allowed]  # type: ignore[arg-type]
+    if "payload" in w:
+        r.payload = w["payload"]
+    elif isinstance(original, (str, bytes, bytearray)):
+        r.payload = _loads(text) if text else None
+    else:
+        r.payload = original
+    r.feedback = w["feedback"]
+    r.provider_executed = w.get("providerExecuted", [])
+    return r

@@ -1,0 +1,58 @@
+"""Conversion only for ``filter_tools``: which tools a caller may see is decided by the core.
+JSON tool lists go to the core whole (it knows each dialect's shape); lists of live tool objects
+(LangChain ``BaseTool``, Pydantic AI ``Tool``, anything with a ``name``) cannot cross as JSON, so
+for those the core is asked about names and the caller's own objects are kept, identical."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, List, Optional, Sequence
+
+from ._errors import ToolGateError
+from ._json import payload_text
+
+Visible = Callable[[List[str]], List[bool]]
+FilterJson = Callable[[str, str], str]
+
+
+def _live_name(t: Any) -> Optional[str]:
+    """The name of a live tool object (``name`` attribute), else ``None`` (plain JSON data)."""
+    if isinstance(t, (dict, list, str, int, float, bool)) or t is None:
+        return None
+    name = getattr(t, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _spec_name(t: Any) -> Optional[str]:
+    """The name of a LangChain tool spec: ``name``, or an OpenAI-format ``function.name``."""
+    if isinstance(t, dict):
+        if isinstance(t.get("name"), str):
+            return t["name"]
+        f = t.get("function")
+        if isinstance(f, dict) and isinstance(f.get("name"), str):
+            return f["name"]
+        return None
+    return _live_name(t)
+
+
+def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: FilterJson) -> Any:
+    """Filters ``tools`` in ``dialect``'s shape; see ``ToolGate.filter_tools``."""
+    if isinstance(tools, (list, tuple)) and (dialect == "langchain" or any(_live_name(t) is not None for t in tools)):
+        names = []
+        for i, t in enumerate(tools):
+            n = _spec_name(t) if dialect == "langchain" else (_live_name(t) or _spec_name(t))
+            if n is None:
+                raise ToolGateError("E_PAYLOAD", f"{dialect} tool list at `[{i}]`: a tool without a name")
+            names.append(n)
+        keep = visible(names)
+        return type(tools)(t for t, k in zip(tools, keep) if k) if isinstance(tools, tuple) else [t for t, k in zip(tools, keep) if k]
+    if dialect == "ai-sdk" and isinstance(tools, dict) and any(not isinstance(v, dict) for v in tools.values()):
+        names = list(tools.keys())
+        keep = visible(names)
+        return {n: tools[n] for n, k in zip(names, keep) if k}
+    text = payload_text(tools, f"{dialect} tool list")
+    filtered = filter_json(dialect, text)
+    return filtered if isinstance(tools, str) else json.loads(filtered)
+
+
+__all__: Sequence[str] = ("filter_tool_list",)
