@@ -7,6 +7,7 @@ import type { ToolGate } from '../gate'
 import { ToolGateError } from '../errors'
 import type { CallContext, TurnCall } from '../types'
 import { refusedOf, type RefusedCall } from './http-refusal'
+import { StreamDecisions } from './sse-decided'
 import { framesFor, type SseDialect } from './sse-frames'
 import { SseReader } from './sse-lines'
 
@@ -56,6 +57,10 @@ function text(err: unknown): string {
  * - a tool call reaches the client only whole and decided: allowed ones with the arguments the
  *   gate allows (repaired), refused ones not at all, indexes and finish/stop reasons rewritten
  *   by the gate so the stream stays valid for the dialect's SDKs;
+ * - every released event that names a call (a later `output_item.done`, `.done`, a
+ *   `response.completed` snapshot, a `message_start` block …) is compared with the decision
+ *   (sse-decided.ts): a call renamed, re-typed, moved to another namespace, re-argued, never
+ *   decided, refused or sharing an id stops the stream with the error event below, unforwarded;
  * - when calls were refused, `refusalText` is written as a text part the dialect's consumers
  *   read (Chat Completions: a `delta.content` chunk before the finishing chunk; Messages: a text
  *   block before `message_delta`; Responses: a `message` output item before `response.completed`,
@@ -101,6 +106,7 @@ export async function guardSse(opts: SseGuardOptions): Promise<SseGuardResult> {
   let unwritten = ''
   try {
     const stream = gate.stream({ dialect, ...context })
+    const decisions = new StreamDecisions(dialect)
     const reader = new SseReader(opts.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, `${dialect} upstream stream`)
     for (;;) {
       let next: IteratorResult<Uint8Array>
@@ -130,7 +136,10 @@ export async function guardSse(opts: SseGuardOptions): Promise<SseGuardResult> {
           return { refused: decided, receipts, error: `upstream error: ${up.message}` }
         }
         note(calls)
-        unwritten += frames.frame(stream.forward(), pending)
+        decisions.note(calls)
+        const released = stream.forward()
+        decisions.check(released)
+        unwritten += frames.frame(released, pending)
         if (frames.ended || m.data.trim() === '[DONE]') {
           ended = true
           break

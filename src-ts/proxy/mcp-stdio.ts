@@ -1,7 +1,8 @@
 // The MCP proxy over stdio: the client on the proxy's own stdin/stdout, the server a spawned
 // process with piped stdin/stdout, both newline-delimited JSON-RPC (jsonrpc-lines.ts). The
-// routing is McpProxy's; this file wires the streams, and turns the server exiting into
-// answers for what still waits and the proxy's exit code.
+// routing is McpProxy's; this file wires the streams (with backpressure both ways, so neither
+// write buffer grows without bound), and turns the server exiting into answers for what still
+// waits and the proxy's exit code.
 import type { ChildProcess } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
@@ -25,10 +26,21 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
   const log = opts.log ?? (() => {})
   const serverIn = server.stdin!
   const serverOut = server.stdout!
+  // Backpressure both ways, so no write buffer grows without bound: while one side does not
+  // read what the proxy wrote to it, the proxy stops reading the other side.
   const proxy = new McpProxy(opts, {
-    toClient: (m) => void writeMessage(clientOut, m),
+    toClient: (m) => {
+      if (writeMessage(clientOut, m) && clientOut.writableNeedDrain && !serverOut.isPaused()) {
+        serverOut.pause()
+        clientOut.once('drain', () => serverOut.resume())
+      }
+    },
     toServer: (m) => {
       if (!writeMessage(serverIn, m)) log('the server’s stdin is closed; message dropped')
+      else if (serverIn.writableNeedDrain && !clientIn.isPaused()) {
+        clientIn.pause()
+        serverIn.once('drain', () => clientIn.resume())
+      }
     },
   })
   serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))

@@ -34,7 +34,19 @@ export interface McpProxyOptions {
   /** Longest wait in ms for the user to approve a call by elicitation (never beyond the
    *  confirmation token's expiry, which is also the default). */
   confirmTimeoutMs?: number
+  /** Client messages held at most while the proxy's own `tools/list` is in flight; past it the
+   *  oldest is failed (a request answered with a JSON-RPC error, a notification dropped).
+   *  Default {@link DEFAULT_MAX_HELD}. */
+  maxHeld?: number
+  /** Client requests in flight to the server at most; past it a new one is answered with an
+   *  error, not forwarded. Default {@link DEFAULT_MAX_PENDING}. */
+  maxPending?: number
 }
+
+/** Default bound on the client messages held while the proxy lists the server's tools. */
+export const DEFAULT_MAX_HELD = 1024
+/** Default bound on the client requests in flight to the server. */
+export const DEFAULT_MAX_PENDING = 10_000
 
 /** The two directions the proxy writes to. */
 export interface McpProxySinks {
@@ -51,6 +63,8 @@ export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
 /** The MCP SDK's `ConnectionClosed`: the server went away before answering. */
 export const CONNECTION_CLOSED = -32000
+/** The proxy's own bound was reached (held messages, requests in flight): the request was not forwarded. */
+export const OVERLOADED = -32001
 
 /** How long the client's messages are held for the proxy's own tools/list. */
 const LIST_TIMEOUT_MS = 10_000
@@ -200,11 +214,37 @@ export class McpProxy {
       this.#confirm.clientAnswer(msg) // the user's answer to the proxy's own question: never forwarded
       return
     }
+    if (typeof msg.method === 'string') {
+      if (!('id' in msg) && !msg.method.startsWith('notifications/')) {
+        // a request without an id: servers that dispatch on `method` alone would run it unchecked
+        this.#log(`dropped a \`${clip(msg.method)}\` request without an id (a notification may not carry a request); not forwarded`)
+        return
+      }
+      if ('id' in msg && !isId(msg.id)) {
+        this.#log(`refused a \`${clip(msg.method)}\` request whose id is not a string or an integer; not forwarded`)
+        this.#sinks.toClient(rpcError(null, INVALID_REQUEST, 'Invalid Request: a request id must be a string or an integer'))
+        return
+      }
+    }
     if (this.#held) {
+      if (this.#held.length >= (this.#opts.maxHeld ?? DEFAULT_MAX_HELD)) {
+        const oldest = this.#held.shift()!
+        this.#log(`more than ${this.#opts.maxHeld ?? DEFAULT_MAX_HELD} client messages held while the server's tools are listed; the oldest is failed`)
+        if (typeof oldest.method === 'string' && isId(oldest.id)) this.#sinks.toClient(rpcError(oldest.id, OVERLOADED, 'toolgate: too many messages while the proxy was learning the server\'s tools; not forwarded'), oldest.id)
+      }
       this.#held.push(msg)
       return
     }
     this.#route(msg)
+  }
+
+  /** Whether a new request may go to the server; when not, it is answered with an error here. */
+  #room(id: RpcId): boolean {
+    const max = this.#opts.maxPending ?? DEFAULT_MAX_PENDING
+    if (this.#pending.size < max) return true
+    this.#log(`more than ${max} client requests in flight; request ${clip(String(id))} answered with an error, not forwarded`)
+    this.#sinks.toClient(rpcError(id, OVERLOADED, `toolgate: more than ${max} requests in flight; not forwarded`), id)
+    return false
   }
 
   #route(msg: Msg): void {
@@ -216,6 +256,7 @@ export class McpProxy {
         return
       }
       if (isId(id)) {
+        if (!this.#room(id)) return
         const cursor = isObject(msg.params) && msg.params.cursor !== undefined
         this.#pending.set(idKey(id), { id, method, cursor })
         if (method === 'initialize') this.#initializeId = idKey(id)
@@ -270,6 +311,7 @@ export class McpProxy {
     const call = report.calls[0]
     if (call?.outcome === 'repaired') this.#log(`repaired ${call.tool} (id ${call.callId}): ${call.flags.map((f) => `${f.code} ${f.path}`).join(', ')}`)
     const id = msg.id as RpcId
+    if (!this.#room(id)) return
     this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
     const forward = report.payload
     // the receipt travels with the call, so a server checking receipts (requireReceipt) runs it
