@@ -226,7 +226,7 @@ describe('mcp-proxy --listen with identity: refusals at the door', () => {
     const r = await raw(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
     expect(r.status).toBe(401)
     expect(r.headers['www-authenticate']).toMatch(/^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="[^"]+"$/)
-    await expect(connect(listener.url, token)).rejects.toThrow(/401/)
+    await expect(connect(listener.url, token)).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Unauthorized: unauthenticated') })
     expect(listener.stderr()).not.toContain(token.split('.')[2] || token.split('.')[1])
   }, T)
 

@@ -16,31 +16,36 @@ import { AUDIENCE, hmacWithPublicKey, ISSUER, issuerKey, noneToken, sign, startJ
 const UPSTREAM_KEY = 'sk-upstream-0123456789'
 const T = 60_000
 
-/** Two tools: analysts may read (owner pinned to the caller), admins may delete. */
+/** Analysts may read (owner pinned to the caller) and list (at most 2 identical calls a minute per session), admins may delete. */
 const CONFIG = {
   tools: [
-    { name: 'read_report', inputSchema: { type: 'object', properties: { owner: { type: 'string' }, id: { type: 'string' } }, required: ['owner', 'id'] }, args: { owner: { pin: 'subject' } }, loop: { maxIdentical: 2, windowSeconds: 60 } },
+    { name: 'read_report', inputSchema: { type: 'object', properties: { owner: { type: 'string' }, id: { type: 'string' } }, required: ['owner', 'id'] }, args: { owner: { pin: 'subject' } } },
+    { name: 'list_reports', inputSchema: { type: 'object', properties: { folder: { type: 'string' } } }, loop: { maxIdentical: 2, windowSeconds: 60 } },
     { name: 'delete_report', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } },
   ],
-  policy: { rules: [{ effect: 'allow', roles: ['analyst'], tools: ['read_report'] }, { effect: 'allow', roles: ['admin'], tools: ['delete_report'] }] },
+  policy: { rules: [{ effect: 'allow', roles: ['analyst'], tools: ['read_report', 'list_reports'] }, { effect: 'allow', roles: ['admin'], tools: ['delete_report'] }] },
 }
 
-/** The model's turn: one call of each tool. */
-function chatTurn(res: ServerResponse): void {
+/** The model's turn: a read and a delete of report 7 — or, asked to list, one list call. */
+function chatTurn(req: RawRequest, res: ServerResponse): void {
+  const list = req.body.includes('"content":"list"')
   const body = JSON.stringify({
     id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-4.1',
-    choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
-      { id: 'call_r', type: 'function', function: { name: 'read_report', arguments: '{"owner":"someone-else","id":"7"}' } },
-      { id: 'call_d', type: 'function', function: { name: 'delete_report', arguments: '{"id":"7"}' } },
-    ] } }],
+    choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: list
+      ? [{ id: 'call_l', type: 'function', function: { name: 'list_reports', arguments: '{"folder":"q3"}' } }]
+      : [
+          { id: 'call_r', type: 'function', function: { name: 'read_report', arguments: '{"owner":"someone-else","id":"7"}' } },
+          { id: 'call_d', type: 'function', function: { name: 'delete_report', arguments: '{"id":"7"}' } },
+        ] } }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   })
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 }
 
-const tools = CONFIG.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.inputSchema } }))
+const tools = CONFIG.tools.filter((t) => t.name !== 'list_reports').map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.inputSchema } }))
 const ask = { model: 'gpt-4.1', messages: [{ role: 'user' as const, content: 'report 7' }], tools }
+const askList = { model: 'gpt-4.1', messages: [{ role: 'user' as const, content: 'list' }], tools: CONFIG.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.inputSchema } })) }
 
 let dir: string
 let ed: IssuerKey
@@ -57,7 +62,7 @@ beforeAll(async () => {
   ;[ed, rs, stranger] = await Promise.all([issuerKey('EdDSA'), issuerKey('RS256'), issuerKey('ES256')])
   jwks = await startJwks([ed.jwk, rs.jwk])
   upstream = await startRawUpstream((req, res) => {
-    if (req.url.endsWith('/chat/completions')) chatTurn(res)
+    if (req.url.endsWith('/chat/completions')) chatTurn(req, res)
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}')
   })
   writeFileSync(join(dir, 'toolgate.config.json'), JSON.stringify({
@@ -125,14 +130,15 @@ describe('toolgate proxy with identity: two users, one proxy', () => {
     const carol = await sign(ed, { roles: ['analyst'] }, { sub: 'carol' })
     const dave = await sign(ed, { roles: ['analyst'] }, { sub: 'dave' })
     const as = (token: string, session?: string) => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: token, maxRetries: 0, defaultHeaders: session === undefined ? {} : { 'x-toolgate-session': session } })
-    // read_report allows 2 identical calls a minute per session
-    for (let i = 0; i < 2; i++) expect(calls(await as(carol).chat.completions.create(ask))).toHaveLength(1)
-    const third = await as(carol).chat.completions.create(ask)
+    // list_reports allows 2 identical calls a minute per session
+    for (let i = 0; i < 2; i++) expect(calls(await as(carol).chat.completions.create(askList))).toEqual([['list_reports', { folder: 'q3' }]])
+    const third = await as(carol).chat.completions.create(askList)
     expect(calls(third)).toEqual([])
-    expect(third.choices[0].message.content).toContain('`read_report` was not run (loop)')
+    expect(third.choices[0].message.content).toContain('`list_reports` was not run (loop)')
     // dave, even naming carol's session, is in his own scope; carol's new conversation is fresh
-    expect(calls(await as(dave, '["carol"]').chat.completions.create(ask))).toHaveLength(1)
-    expect(calls(await as(carol, 'conversation-2').chat.completions.create(ask))).toHaveLength(1)
+    expect(calls(await as(dave, '["carol"]').chat.completions.create(askList))).toHaveLength(1)
+    expect(calls(await as(dave).chat.completions.create(askList))).toHaveLength(1)
+    expect(calls(await as(carol, 'conversation-2').chat.completions.create(askList))).toHaveLength(1)
   }, T)
 })
 
@@ -183,6 +189,25 @@ describe('toolgate proxy with identity: refusals at the door', () => {
     const res = await fetch(`${proxy.url}/.well-known/oauth-protected-resource`)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ resource: proxy.url, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
+  }, T)
+})
+
+describe('toolgate proxy with identity: no token passthrough', () => {
+  it('with the upstream key in x-api-key, the caller\'s Authorization is not forwarded at all', async () => {
+    const file = join(dir, 'anthropic-style.json')
+    writeFileSync(file, JSON.stringify({ ...CONFIG, identity: { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUrl: jwks.url } }, proxy: { upstreamHeaders: { 'x-api-key': { env: 'TG_TEST_UPSTREAM_KEY' } } } }))
+    const p = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', file], { env: { ...process.env, TG_TEST_UPSTREAM_KEY: UPSTREAM_KEY } })
+    try {
+      const res = await fetch(`${p.url}/v1/models`, { headers: { authorization: `Bearer ${alice}`, 'x-api-key': 'the-client-s-own' } })
+      expect(res.status).toBe(200)
+      const got = upstream.requests.at(-1)!
+      expect(got.url).toBe('/v1/models')
+      expect(got.headers.authorization).toBeUndefined()
+      expect(got.headers['x-api-key']).toBe(UPSTREAM_KEY)
+      neverUpstream(alice)
+    } finally {
+      await p.close()
+    }
   }, T)
 })
 
