@@ -44,6 +44,16 @@ def _nonsense(v: Any) -> ValueError:
     return ValueError(f"engine answered {v!r}; expected 'allow', 'deny' or 'delegate'")
 
 
+def _judge(v: Any, t0: float, timeout_ms: float, on_error: Optional[EngineErrorReporter], req: EngineRequest, i: int) -> EngineAnswer:
+    """One engine's answer: late or not one of the three words is a deny (reported)."""
+    took = (time.perf_counter() - t0) * 1000
+    if took > timeout_ms:
+        return _report(on_error, TimeoutError(f"engine took {took:.1f} ms, over engine_timeout_ms {timeout_ms}"), req, i)
+    if v not in _ANSWERS:
+        return _report(on_error, _nonsense(v), req, i)
+    return v  # type: ignore[no-any-return]
+
+
 def ask_sync(engines: Sequence[PolicyEngine], req: EngineRequest, timeout_ms: float, method: str, on_error: Optional[EngineErrorReporter]) -> EngineAnswer:
     """Asks the engines synchronously. An engine returning an awaitable is ``E_ASYNC`` (use the
     ``a…`` method)."""
@@ -57,13 +67,9 @@ def ask_sync(engines: Sequence[PolicyEngine], req: EngineRequest, timeout_ms: fl
             if inspect.iscoroutine(v):
                 v.close()
             raise ToolGateError("E_ASYNC", f"{method}: a plugged engine returned an awaitable; use a{method} on a gate with asynchronous engines")
-        took = (time.perf_counter() - t0) * 1000
-        if took > timeout_ms:
-            return _report(on_error, TimeoutError(f"engine took {took:.1f} ms, over engine_timeout_ms {timeout_ms}"), req, i)
-        if v not in _ANSWERS:
-            return _report(on_error, _nonsense(v), req, i)
-        if v != "delegate":
-            return v  # type: ignore[return-value]
+        answer = _judge(v, t0, timeout_ms, on_error, req, i)
+        if answer != "delegate":
+            return answer
     return "delegate"
 
 
@@ -79,11 +85,7 @@ async def ask_async(engines: Sequence[PolicyEngine], req: EngineRequest, timeout
             return _report(on_error, TimeoutError(f"engine did not answer within engine_timeout_ms {timeout_ms}"), req, i)
         except Exception as e:
             return _report(on_error, e, req, i)
-        took = (time.perf_counter() - t0) * 1000
-        if took > timeout_ms:
-            return _report(on_error, TimeoutError(f"engine took {took:.1f} ms, over engine_timeout_ms {timeout_ms}"), req, i)
-        if v not in _ANSWERS:
-            return _report(on_error, _nonsense(v), req, i)
-        if v != "delegate":
-            return v  # type: ignore[no-any-return]
+        answer = _judge(v, t0, timeout_ms, on_error, req, i)
+        if answer != "delegate":
+            return answer
     return "delegate"

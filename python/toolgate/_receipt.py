@@ -30,7 +30,7 @@ def verify_receipt(receipt: str, public_key: str, *, tool: Optional[str] = None,
     try:
         expect_text = json.dumps(expect, ensure_ascii=False, allow_nan=False) if expect else ""
     except (TypeError, ValueError) as e:
-        raise ToolGateError("E_RECEIPT", f"arguments_mismatch: the expected arguments cannot be JSON ({e})") from None
+        raise ToolGateError("E_RECEIPT", f"wrong_arguments: the expected arguments cannot be JSON ({e})") from None
     now_ms = (time.time() if now is None else now) * 1000
     return json.loads(_native.verify_receipt(str(receipt), str(public_key), expect_text, now_ms))
 

@@ -18,6 +18,14 @@ use crate::gate::Gate;
 const POISONED: &str = "toolgate could not process an event of this stream; the stream is closed and nothing more from it is allowed";
 const ENDED: &str = "this stream has already ended";
 
+/// What a step of the stream ended with, before it is turned into Python: the wire, a core
+/// error, or the stream closed (why).
+enum Step {
+    Wire(String),
+    Failed(GateError),
+    Closed(Option<&'static str>),
+}
+
 struct State {
     stream: Option<GateStream>,
     /// Why the stream accepts nothing more (a panic, or `end` was called).
@@ -33,8 +41,13 @@ pub struct Stream {
 }
 
 impl Stream {
-    fn closed_error(&self, py: Python<'_>, why: Option<&'static str>) -> PyErr {
-        tool_gate_error(py, "E_PAYLOAD", &format!("{} stream: {}", self.dialect, why.unwrap_or(POISONED)))
+    /// The Python answer of a step: the wire, or `ToolGateError` `E_PAYLOAD` naming the dialect.
+    fn answer(&self, py: Python<'_>, step: Step) -> PyResult<String> {
+        match step {
+            Step::Wire(wire) => Ok(wire),
+            Step::Failed(e) => Err(from_core(py, &e)),
+            Step::Closed(why) => Err(tool_gate_error(py, "E_PAYLOAD", &format!("{} stream: {}", self.dialect, why.unwrap_or(POISONED)))),
+        }
     }
 }
 
@@ -64,24 +77,20 @@ impl Stream {
             return Err(tool_gate_error(py, "E_PAYLOAD", &format!("{} stream event: cannot be read as JSON (the text holds a lone UTF-16 surrogate)", self.dialect)));
         };
         let gate = &self.gate;
-        let result = py.detach(|| {
+        let step = py.detach(|| {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(stream) = st.stream.as_mut() else { return Err(Err(st.closed)) };
+            let Some(stream) = st.stream.as_mut() else { return Step::Closed(st.closed) };
             match catch_unwind(AssertUnwindSafe(|| stream.push(gate, &event))) {
-                Ok(Ok(calls)) => Ok(calls_to_wire(&calls)),
-                Ok(Err(e)) => Err(Ok(e)),
+                Ok(Ok(calls)) => Step::Wire(calls_to_wire(&calls)),
+                Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.stream = None;
                     st.closed = Some(POISONED);
-                    Err(Err(Some(POISONED)))
+                    Step::Closed(Some(POISONED))
                 }
             }
         });
-        match result {
-            Ok(wire) => Ok(wire),
-            Err(Ok(e)) => Err(from_core(py, &e)),
-            Err(Err(why)) => Err(self.closed_error(py, why)),
-        }
+        self.answer(py, step)
     }
 
     /// Takes the events safe to emit now, as a JSON array (`[]` once the stream is closed).
@@ -104,24 +113,20 @@ impl Stream {
     /// failed, poisoned, or already ended.
     fn end(&self, py: Python<'_>) -> PyResult<String> {
         let gate = &self.gate;
-        let result = py.detach(|| {
+        let step = py.detach(|| {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(stream) = st.stream.take() else { return Err(Err(st.closed)) };
+            let Some(stream) = st.stream.take() else { return Step::Closed(st.closed) };
             st.closed = Some(ENDED);
             match catch_unwind(AssertUnwindSafe(|| stream.end(gate))) {
-                Ok(Ok(report)) => Ok(report.to_wire()),
-                Ok(Err(e)) => Err(Ok(e)),
+                Ok(Ok(report)) => Step::Wire(report.to_wire()),
+                Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.closed = Some(POISONED);
-                    Err(Err(Some(POISONED)))
+                    Step::Closed(Some(POISONED))
                 }
             }
         });
-        match result {
-            Ok(wire) => Ok(wire),
-            Err(Ok(e)) => Err(from_core(py, &e)),
-            Err(Err(why)) => Err(self.closed_error(py, why)),
-        }
+        self.answer(py, step)
     }
 
     /// The dialect this stream reads.
