@@ -202,7 +202,7 @@ impl Gate {
         };
         let expires_ms = who.now_ms.saturating_add(self.confirm_ttl_ms());
         let arguments = v.arguments.unwrap_or(Value::Null);
-        let summary = summary(&t.name, &arguments);
+        let summary = crate::summary::summary(&t.name, resource.as_deref(), &arguments, &t.summary_order);
         self.store().put_token(
             &token,
             PendingConfirm { tool: t.name.clone(), arguments, subject: who.ctx.subject.clone(), scope: who.ctx.state_scope().to_owned(), expires_ms, flags: v.flags },
@@ -254,8 +254,10 @@ impl Gate {
         let store = self.store();
         let invalid = || (None, Verdict::denied(Reason::TokenInvalid, "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into()));
         let Some(p) = store.take_token(token, who.now_ms) else { return invalid() };
-        if p.subject != who.ctx.subject || matches!(who.stage, Stage::Ask) {
-            let mismatch = p.subject != who.ctx.subject;
+        // the token is bound to the caller and the session it was issued in: confirming from
+        // another session would dodge that session's taint and loop state
+        let mismatch = p.subject != who.ctx.subject || p.scope != who.ctx.state_scope();
+        if mismatch || matches!(who.stage, Stage::Ask) {
             store.put_token(token, p.clone());
             if mismatch {
                 return invalid();
@@ -292,12 +294,3 @@ fn no_subject_message(tool: &str) -> String {
     format!("Cannot run `{tool}`: it acts on behalf of a known user, and no user is known here. Ask the user to sign in; do not guess an identity.")
 }
 
-/// `tool {args}` for a confirmation prompt, at most ~240 characters.
-fn summary(tool: &str, args: &Value) -> String {
-    let text = serde_json::to_string(args).unwrap_or_default();
-    let mut s = format!("{tool} {text}");
-    if s.chars().count() > 240 {
-        s = s.chars().take(239).collect::<String>() + "…";
-    }
-    s
-}

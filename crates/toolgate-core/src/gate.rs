@@ -38,6 +38,8 @@ pub(crate) struct Tool {
     case_twins_ok: bool,
     /// Its resource compares with rule globs case-insensitively (`resources.caseInsensitive`).
     pub(crate) resource_ci: bool,
+    /// The arguments a confirmation summary shows first (pinned, resource, required).
+    pub(crate) summary_order: Vec<String>,
     schema: CompiledSchema,
     /// Its policy declarations.
     pub(crate) decl: ToolPolicy,
@@ -107,7 +109,9 @@ impl Gate {
             by_name.insert(t.name.clone(), tools.len());
             let case_twins_ok = t.allow_case_twin_keys.unwrap_or(config.allow_case_twin_keys);
             let resource_ci = t.resources.and_then(|r| r.case_insensitive).or(config.resources.case_insensitive).unwrap_or(false);
-            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, case_twins_ok, resource_ci, schema, decl, candidates: Vec::new() });
+            let pinned: Vec<String> = decl.pins.iter().map(|(k, _)| k.clone()).collect();
+            let summary_order = crate::summary::key_order(&pinned, t.resource.as_deref(), t.input_schema.as_ref());
+            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, case_twins_ok, resource_ci, summary_order, schema, decl, candidates: Vec::new() });
         }
         let policy = match &config.policy {
             None => None,

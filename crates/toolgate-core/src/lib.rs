@@ -28,6 +28,7 @@ pub mod schema;
 pub mod state;
 pub mod stream;
 pub mod suggest;
+mod summary;
 pub mod time;
 pub mod turn;
 pub mod verdict;

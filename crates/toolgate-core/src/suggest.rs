@@ -30,13 +30,24 @@ pub fn unknown_tool_message<'a>(name: &str, visible: impl Iterator<Item = (&'a s
 /// controls, backticks, invisible format characters (bidi overrides, zero-width) — written as a
 /// `\u{…}` escape, so a chosen name cannot add lines or code spans of its own.
 pub fn shown_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len().min(80));
-    for (i, c) in name.chars().enumerate() {
-        if i == 63 && name.chars().nth(64).is_some() {
-            out.push('…');
-            break;
-        }
-        if c == '`' || c.is_control() || is_format(c) {
+    let cut: String = if name.chars().nth(64).is_some() { name.chars().take(63).collect() } else { name.to_owned() };
+    let mut out = escape_for_model(&cut).replace('`', "\\u{0060}");
+    if cut.len() < name.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` with line breaks and other control characters, and invisible format characters
+/// (bidi overrides, zero-width), written as `\u{…}` escapes: safe to put in a message a model
+/// or a person reads, without it adding lines or hiding text.
+pub fn escape_for_model(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() || is_format(c)) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() || is_format(c) {
             out.push_str(&format!("\\u{{{:04x}}}", c as u32));
         } else {
             out.push(c);

@@ -140,3 +140,37 @@ fn no_policy_block_means_schema_gate_only_but_declarations_still_hold() {
     let v = gate.check_as("f", r#"{"p":"a/b"}"#, &gate.who(&alice, Stage::Full));
     assert_eq!((v.outcome, v.resource.as_deref()), (Outcome::Confirm, Some("file:a/b")));
 }
+
+/// A confirmation token is bound to the session it was issued in, not only to the subject:
+/// confirming from another session would dodge that session's taint (and anonymous callers are
+/// told apart by their session).
+#[test]
+fn tokens_are_bound_to_their_session() {
+    let (gate, _) = gate_with_clock();
+    let issue = |c: &str| {
+        let c = ctx(c);
+        gate.check_as("send_email", r#"{"to":"a","body":"b"}"#, &gate.who(&c, Stage::Full)).confirmation.unwrap().token
+    };
+    let confirm = |t: &str, c: &str| gate.confirm(t, &gate.who(&ctx(c), Stage::Full)).1;
+    let t = issue(r#"{"subject":"alice","session":"s1"}"#);
+    assert_eq!(confirm(&t, r#"{"subject":"alice","session":"s2"}"#).reason, Some(Reason::TokenInvalid));
+    assert_eq!(confirm(&t, r#"{"subject":"alice"}"#).reason, Some(Reason::TokenInvalid));
+    // a refused attempt from elsewhere does not burn the token for its owner
+    assert!(confirm(&t, r#"{"subject":"alice","session":"s1"}"#).allowed());
+    let anon = issue(r#"{"session":"tab-1"}"#);
+    assert_eq!(confirm(&anon, r#"{"session":"tab-2"}"#).reason, Some(Reason::TokenInvalid));
+    assert!(confirm(&anon, r#"{"session":"tab-1"}"#).allowed());
+}
+
+/// The person approving a write sees the arguments that decide it first, every key, and any
+/// value cut says so.
+#[test]
+fn confirmation_summaries_show_what_decides_the_call() {
+    let (gate, _) = gate_with_clock();
+    let c = ctx(r#"{"subject":"alice"}"#);
+    let long = "x".repeat(4000);
+    let v = gate.check_as("send_email", &format!(r#"{{"body":"{long}","to":"mallory@evil.example"}}"#), &gate.who(&c, Stage::Full));
+    let s = v.confirmation.unwrap().summary;
+    assert!(s.find("to:").unwrap() < s.find("body:").unwrap(), "{s}");
+    assert!(s.contains("mallory@evil.example") && s.contains("more characters"), "{s}");
+}
