@@ -242,6 +242,9 @@ impl AuditLog {
                 (None, RawArgs::Value(a)) => Some(self.redacted(a)),
                 (None, RawArgs::Text(t)) => Some(match serde_json::from_str::<Value>(t) {
                     Ok(a) => self.redacted(&a),
+                    // text that is not JSON cannot be redacted key by key: with `redact` set it
+                    // is not recorded at all (a secret may sit in a broken object)
+                    Err(_) if !self.redact.is_empty() => Value::String(format!("[redacted: {} bytes that are not JSON]", t.len())),
                     Err(_) => Value::String(t.chars().take(4096).collect()),
                 }),
                 (None, RawArgs::None) => None,
@@ -322,8 +325,13 @@ impl AuditLog {
         Value::Object(m)
     }
 
+    /// `v` as recorded for a flag at JSON Pointer `path`: redacted whole when any key on the
+    /// path is a redacted one (a value inside a secret is secret too), else key by key.
     fn redact_at(&self, path: &str, v: &Value) -> Value {
-        let hit = path.rsplit('/').next().is_some_and(|last| self.redact.iter().any(|k| k == last));
+        let hit = path.split('/').skip(1).any(|seg| {
+            let key = seg.replace("~1", "/").replace("~0", "~");
+            self.redact.iter().any(|k| *k == key)
+        });
         if hit {
             Value::String("[redacted]".into())
         } else {
@@ -346,7 +354,25 @@ impl AuditLog {
                     .collect(),
             ),
             Value::Array(a) => Value::Array(a.iter().map(|x| self.redacted(x)).collect()),
+            // a string holding JSON (a stringified object the model sent, a flag's `from` before
+            // unpacking) is redacted inside, and kept as text
+            Value::String(text) if looks_like_json(text) => match serde_json::from_str::<Value>(text) {
+                Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
+                    let r = self.redacted(&inner);
+                    if r == inner {
+                        v.clone()
+                    } else {
+                        Value::String(serde_json::to_string(&r).unwrap_or_else(|_| "[redacted]".into()))
+                    }
+                }
+                _ => v.clone(),
+            },
             other => other.clone(),
         }
     }
+}
+
+/// Whether `text` may hold a JSON object or array (worth parsing to redact inside).
+fn looks_like_json(text: &str) -> bool {
+    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
