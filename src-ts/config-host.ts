@@ -1,12 +1,15 @@
 // The host's half of a config (the core does no I/O): before the core compiles a config, the
 // receipt key named by `receipts.privateKeyEnv` / `privateKeyFile` is read into
-// `receipts.privateKey`, and file paths (`audit.jsonl`, `receipts.privateKeyFile`) are resolved
-// against the config file's folder. The audit sinks are returned for the trail to open.
-import { readFileSync } from 'node:fs'
+// `receipts.privateKey`, the audit chain key named by `audit.chainKeyEnv` / `chainKeyFile` is
+// read for the trail, and file paths (`audit.jsonl`, `receipts.privateKeyFile`,
+// `audit.chainKeyFile`) are resolved against the config file's folder. The audit sinks are
+// returned for the trail to open.
 import { isAbsolute, resolve } from 'node:path'
 
+import { MIN_CHAIN_KEY_BYTES } from './audit/chain'
 import type { AuditSinks } from './audit/trail'
 import { ToolGateError } from './errors'
+import { readRegularFile } from './regular-file'
 
 type Json = Record<string, unknown>
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -35,12 +38,7 @@ export function prepareConfig(config: Json, baseDir?: string, text?: string): Pr
         throw new ToolGateError('E_CONFIG', `config at \`receipts.privateKeyEnv\`: the environment variable ${receipts.privateKeyEnv} is not set`)
       }
     } else if (typeof receipts.privateKeyFile === 'string') {
-      const file = at(receipts.privateKeyFile)
-      try {
-        seed = readFileSync(file, 'utf8')
-      } catch (err) {
-        throw new ToolGateError('E_CONFIG', `config at \`receipts.privateKeyFile\`: ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
-      }
+      seed = readKeyFile(at(receipts.privateKeyFile), 'receipts.privateKeyFile').toString('utf8')
     }
     if (seed !== undefined) {
       out.receipts = { ...receipts, privateKey: seed.trim() }
@@ -60,7 +58,54 @@ export function prepareConfig(config: Json, baseDir?: string, text?: string): Pr
     }
     if (typeof a.maxFileBytes === 'number') audit.maxFileBytes = a.maxFileBytes
     if (a.stdout === true) audit.stdout = true
+    const key = chainKeyOf(a, at)
+    if (key !== undefined) audit.chainKey = key
   }
   const final = changed || text === undefined ? JSON.stringify(out) : text
   return audit === undefined ? { text: final } : { text: final, audit }
+}
+
+/** Largest key file read (a key is a few dozen bytes; a bound keeps `/dev/zero` out). */
+const MAX_KEY_FILE_BYTES = 64 * 1024
+
+/** A key file's bytes: a regular file within {@link MAX_KEY_FILE_BYTES}; `E_CONFIG` naming the key, never its content. */
+function readKeyFile(file: string, key: string): Buffer {
+  try {
+    return readRegularFile(file, `config at \`${key}\`:`, MAX_KEY_FILE_BYTES)
+  } catch (err) {
+    throw new ToolGateError('E_CONFIG', (err as Error).message)
+  }
+}
+
+/**
+ * The audit chain key `audit.chainKeyEnv` / `audit.chainKeyFile` names: the variable's or the
+ * file's bytes as given (UTF-8 for a variable), one trailing newline (`\n` or `\r\n`) removed,
+ * at least {@link MIN_CHAIN_KEY_BYTES} bytes. `E_CONFIG` naming the key (never its bytes) when
+ * the variable is unset, the file cannot be read, or the key is too short.
+ */
+function chainKeyOf(a: Json, at: (p: string) => string): Buffer | undefined {
+  let key: Buffer
+  let where: string
+  if (typeof a.chainKeyEnv === 'string') {
+    where = 'audit.chainKeyEnv'
+    const v = process.env[a.chainKeyEnv]
+    if (v === undefined || v === '') throw new ToolGateError('E_CONFIG', `config at \`audit.chainKeyEnv\`: the environment variable ${a.chainKeyEnv} is not set`)
+    key = Buffer.from(v, 'utf8')
+  } else if (typeof a.chainKeyFile === 'string') {
+    where = 'audit.chainKeyFile'
+    key = readKeyFile(at(a.chainKeyFile), 'audit.chainKeyFile')
+  } else {
+    return undefined
+  }
+  key = trimNewline(key)
+  if (key.length < MIN_CHAIN_KEY_BYTES) {
+    throw new ToolGateError('E_CONFIG', `config at \`${where}\`: the chain key is ${key.length} bytes; at least ${MIN_CHAIN_KEY_BYTES} are needed (for example \`openssl rand -base64 32\`)`)
+  }
+  return key
+}
+
+/** `buf` without one trailing `\n` or `\r\n`. */
+export function trimNewline(buf: Buffer): Buffer {
+  if (buf.length > 0 && buf[buf.length - 1] === 0x0a) buf = buf.subarray(0, buf.length - (buf.length > 1 && buf[buf.length - 2] === 0x0d ? 2 : 1))
+  return buf
 }

@@ -1,13 +1,14 @@
 // The audit trail's host half (docs/audit.md): the core builds one JSON record per decision into
 // a bounded buffer; this drains it, links every line to the one before (`prev`: the SHA-256 of
-// the previous line's bytes, base64url — a hash chain from the `open` record), and writes the
+// the previous line's bytes, or their HMAC-SHA-256 under the chain key, base64url — a chain from
+// the `open` record), and writes the
 // lines to the configured sinks: an append-only JSONL file (one write per batch of whole lines,
 // so a crash leaves at most a torn last line; rotation by size continues the chain), standard
 // output, and a callback. Nothing is written on the hot path: records are drained every
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
 import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs'
 
-import { Chain, chainFor, chainKey, lineHash, writeAll } from './chain'
+import { Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, writeAll } from './chain'
 
 export { lineHash } from './chain'
 
@@ -26,6 +27,8 @@ export interface AuditSinks {
   stdout?: boolean
   /** Also hand every line (without its newline) to this function. */
   onAudit?: (line: string) => void
+  /** The chain key: every `prev` is the HMAC-SHA-256 of the line before under it (at least 16 bytes). */
+  chainKey?: Buffer
 }
 
 /** The binding calls the trail needs. */
@@ -137,7 +140,7 @@ class TrailWriter {
   constructor(source: AuditSource, sinks: AuditSinks) {
     this.#source = source
     this.#sinks = sinks
-    this.#chain = chainFor(chainKey(sinks))
+    this.#chain = chainFor(chainKey(sinks), sinks.chainKey)
     const recovered = this.#chain.recovered
     this.#chain.recovered = 0
     this.#write([this.#openRecord('open', recovered)])
@@ -175,6 +178,12 @@ class TrailWriter {
   #openRecord(type: 'open' | 'rotate', recoveredBytes: number): string {
     const rec: Record<string, unknown> = { v: 1, type, time: new Date().toISOString(), pid: process.pid, configHash: this.#source.configHash }
     if (recoveredBytes > 0) rec.tornBytesRemoved = recoveredBytes
+    const key = this.#sinks.chainKey
+    if (key !== undefined) {
+      // this record's own `prev`, and every line's after it, is an HMAC under the key
+      rec.chain = KEYED_CHAIN
+      rec.chainKeyId = chainKeyId(key)
+    }
     return JSON.stringify(rec)
   }
 
@@ -206,7 +215,7 @@ class TrailWriter {
     const start = chain.prev
     for (const raw of lines) {
       const line = chained(raw, chain.prev)
-      chain.prev = lineHash(line)
+      chain.prev = chain.link(line)
       out += line + '\n'
       written.push(line)
     }
@@ -262,6 +271,6 @@ class TrailWriter {
     chain.bytes = 0
     const line = chained(this.#openRecord('rotate', 0), chain.prev)
     chain.bytes += writeAll(chain.fd, line + '\n')
-    chain.prev = lineHash(line)
+    chain.prev = chain.link(line)
   }
 }

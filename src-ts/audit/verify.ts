@@ -1,29 +1,44 @@
 // `toolgate audit verify`, the logic (docs/audit.md): a decision log is read as bytes, one line at
-// a time (never the whole file), and every line is checked — a JSON object with `v: 1`, the first
-// line an `open` or `rotate` record, and every later line's `prev` the hash of the exact line
-// before it. The first line that breaks the chain is diagnosed (changed, removed, inserted or
-// reordered) from the lines around it. A torn last line (a crash mid-write) is a warning: the
-// log is accepted up to its last whole line. No printing here: the CLI renders the report.
-import { createHash } from 'node:crypto'
-import { closeSync, openSync, readSync } from 'node:fs'
+// a time (never the whole file; lines bounded), and every line is checked — a JSON object with
+// `v: 1`, the first line an `open` or `rotate` record, and every later line's `prev` the link of
+// the exact line before it: its SHA-256, or, in a keyed chain (an `open` record with
+// `"chain": "hmac-sha256"`), its HMAC-SHA-256 under the chain key, which the verifier must be
+// given. The first line that breaks the chain is diagnosed (changed, removed, inserted or
+// reordered) from the lines around it. A torn last line (no newline: a crash mid-write, or an
+// edit) fails unless the caller allows it. No printing here: the CLI renders the report.
+import { closeSync, readSync } from 'node:fs'
 
-import { lineHash } from './trail'
+import { openRegularFile } from '../regular-file'
+import { chainKeyId, KEYED_CHAIN, lineHash, lineMac } from './chain'
 
 /** One line of a file as read: its bytes without the newline, and whether a newline ended it. */
 export interface RawLine {
   bytes: Buffer
   /** `false` only for the last bytes of a file that does not end in a newline (a torn line). */
   terminated: boolean
+  /** The line was longer than the bound: its length in bytes (`bytes` is then empty: it was not kept). */
+  overlong?: number
 }
 
 const CHUNK = 1 << 20
 
-/** Reads `path` line by line, in chunks of 1 MiB (memory stays at one chunk plus the longest line). */
-export function* readLines(path: string): Generator<RawLine> {
-  const fd = openSync(path, 'r')
+/** The longest log line kept, in bytes (a gate's records are far smaller); longer lines are reported, not read into memory. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
+
+/**
+ * Reads `path` line by line, in chunks of 1 MiB (memory stays at one chunk plus the longest
+ * line, at most {@link MAX_LINE_BYTES}: a longer line comes back empty with its length in
+ * `overlong`). Only a regular file is read: a directory, FIFO or device throws `ToolGateError`
+ * `E_CONFIG` naming it, before anything is read.
+ */
+export function* readLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generator<RawLine> {
+  const { fd } = openRegularFile(path, 'log')
   try {
     const buf = Buffer.allocUnsafe(CHUNK)
     let carry: Buffer[] = []
+    let carried = 0
+    /** Bytes of the current line when it is past the bound (its bytes are dropped, not kept). */
+    let over = 0
     for (;;) {
       const n = readSync(fd, buf, 0, CHUNK, null)
       if (n === 0) break
@@ -32,14 +47,34 @@ export function* readLines(path: string): Generator<RawLine> {
         const nl = buf.indexOf(10, start)
         if (nl < 0 || nl >= n) break
         const piece = buf.subarray(start, nl)
+        start = nl + 1
+        if (over > 0 || carried + piece.length > maxLineBytes) {
+          const length = (over > 0 ? over : carried) + piece.length
+          carry = []
+          carried = 0
+          over = 0
+          yield { bytes: Buffer.alloc(0), terminated: true, overlong: length }
+          continue
+        }
         const bytes = carry.length === 0 ? Buffer.from(piece) : Buffer.concat([...carry, piece])
         carry = []
+        carried = 0
         yield { bytes, terminated: true }
-        start = nl + 1
       }
-      if (start < n) carry.push(Buffer.from(buf.subarray(start, n)))
+      if (start < n) {
+        const rest = n - start
+        if (over > 0 || carried + rest > maxLineBytes) {
+          over = (over > 0 ? over : carried) + rest
+          carry = []
+          carried = 0
+        } else {
+          carry.push(Buffer.from(buf.subarray(start, n)))
+          carried += rest
+        }
+      }
     }
-    if (carry.length > 0) yield { bytes: Buffer.concat(carry), terminated: false }
+    if (over > 0) yield { bytes: Buffer.alloc(0), terminated: false, overlong: over }
+    else if (carry.length > 0) yield { bytes: Buffer.concat(carry), terminated: false }
   } finally {
     closeSync(fd)
   }
@@ -65,6 +100,10 @@ export type BreakKind =
   | 'changed_or_removed'
   /** A later file does not continue the file before it. */
   | 'files'
+  /** The last line has no newline: a write cut short by a crash, or an edit (accepted only with `allowTornTail`). */
+  | 'torn'
+  /** A keyed chain that cannot be checked: no key given, another key, or an unkeyed part where the key is required. */
+  | 'key'
 
 /** The first line that breaks the log. */
 export interface ChainBreak {
@@ -124,8 +163,10 @@ export interface VerifySummary {
 
 /** The verdict on a log. */
 export interface VerifyReport {
-  /** Whether every whole line checked out (torn last lines are warnings, not failures). */
+  /** Whether every line checked out (a torn last line only with `allowTornTail`, then as a warning). */
   ok: boolean
+  /** Whether the chain was checked with the chain key (HMAC-SHA-256 links). */
+  keyed: boolean
   files: FileSummary[]
   /** The first broken line, when `ok` is false. */
   break?: ChainBreak
@@ -140,8 +181,19 @@ type Rec = Record<string, unknown>
 
 interface Seen {
   line: number
+  /** SHA-256 of the line. */
   hash: string
+  /** HMAC-SHA-256 of the line under the key, when a key was given. */
+  mac: string | undefined
   rec: Rec | undefined
+}
+
+/** Options of {@link verifyFiles} and {@link ChainVerifier}. */
+export interface VerifyOptions {
+  /** The chain key (`audit.chainKeyEnv` / `chainKeyFile`): needed to check a keyed log, and then every part of it after the first keyed `open` must be keyed. */
+  key?: Buffer
+  /** Accept a torn last line (no newline) with a warning instead of failing. */
+  allowTornTail?: boolean
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -174,6 +226,7 @@ interface Pending {
   found: string
   expected: string
   hash: string
+  mac: string | undefined
   rec: Rec
   before: Seen
   /** Whether the line after it links to it (undefined: not read yet). */
@@ -186,8 +239,8 @@ interface Pending {
  * audit.jsonl`): later files must continue the earlier ones. Reads every file line by line.
  * Throws only when a file cannot be read (the error names it).
  */
-export function verifyFiles(paths: string[]): VerifyReport {
-  const v = new ChainVerifier()
+export function verifyFiles(paths: string[], options: VerifyOptions = {}): VerifyReport {
+  const v = new ChainVerifier(options)
   for (const path of paths) {
     v.startFile(path)
     for (const l of readLines(path)) {
@@ -219,6 +272,19 @@ export class ChainVerifier {
   #firstMs = Infinity
   #crlf = false
   #lastMs = -Infinity
+  readonly #key: Buffer | undefined
+  readonly #keyId: string | undefined
+  readonly #allowTorn: boolean
+  /** Whether the current part of the chain (since the last `open`/`rotate`) is keyed. */
+  #keyedPart = false
+  /** The line where the first keyed part began (0: none yet). */
+  #firstKeyed = 0
+
+  constructor(options: VerifyOptions = {}) {
+    this.#key = options.key
+    this.#keyId = options.key === undefined ? undefined : chainKeyId(options.key)
+    this.#allowTorn = options.allowTornTail === true
+  }
 
   /** Whether verification has stopped (a break is diagnosed). */
   get done(): boolean {
@@ -241,10 +307,18 @@ export class ChainVerifier {
     const line = this.#line
     if (!raw.terminated) {
       if (this.#pending === undefined) {
-        file.torn = { line, bytes: raw.bytes.length }
+        const bytes = raw.overlong ?? raw.bytes.length
+        file.torn = { line, bytes }
+        if (!this.#allowTorn) {
+          this.#break = {
+            kind: 'torn', file: file.path, line, failedAt: line, expected: 'a line ending in a newline', found: `${bytes} bytes without a newline`,
+            hint: `the last line is torn: a write cut short by a crash, or an edit. --allow-torn-tail accepts the log up to its last whole line (${line - 1}); the gate cuts a torn line off when it next opens the file`,
+          }
+          return false
+        }
         this.#warnings.push(
-          `${file.path}: line ${line} is torn (${raw.bytes.length} bytes without a newline): a write was cut short, as by a crash. ` +
-            `verify accepts up to its last whole line (${line - 1}); the gate cuts the torn line off when it next opens the file.`,
+          `${file.path}: line ${line} is torn (${bytes} bytes without a newline): a write was cut short, as by a crash, or the line was edited. ` +
+            `Accepted up to its last whole line (${line - 1}) as --allow-torn-tail asks; the gate cuts the torn line off when it next opens the file.`,
         )
       }
       return true
@@ -254,6 +328,9 @@ export class ChainVerifier {
     const fail = (kind: BreakKind, expected: string, found: string, hint: string, at = line): false => {
       this.#break = { kind, file: file.path, line: at, failedAt: line, expected, found, hint }
       return false
+    }
+    if (raw.overlong !== undefined) {
+      return fail('malformed', `a line of at most ${MAX_LINE_BYTES} bytes`, `a line of ${raw.overlong} bytes`, 'the line was changed or inserted (a gate writes far shorter records)')
     }
     let text: string
     try {
@@ -278,7 +355,31 @@ export class ChainVerifier {
       return fail('malformed', '"prev": the hash of the line before (or null)', `"prev": ${show(r.prev)}`, 'the line was changed')
     }
     const prev = r.prev as string | null
-    const hash = lineHash(text)
+    const hash = lineHash(raw.bytes)
+    const mac = this.#key === undefined ? undefined : lineMac(this.#key, raw.bytes)
+    // the part of the chain this line belongs to: an open/rotate record starts one (keyed when it
+    // says so); any other line continues the current one
+    const starts = r.type === 'open' || r.type === 'rotate'
+    if (starts && r.chain !== undefined && r.chain !== KEYED_CHAIN) {
+      return fail('malformed', `"chain": "${KEYED_CHAIN}" or no "chain"`, `"chain": ${show(r.chain)}`, 'a chain kind this toolgate does not know, or the line was changed')
+    }
+    const keyed = starts ? r.chain === KEYED_CHAIN : this.#keyedPart
+    if (keyed && this.#key === undefined) {
+      return fail(
+        'key', 'the chain key (--key-env VAR or --key-file FILE)', `a keyed chain (HMAC-SHA-256${typeof r.chainKeyId === 'string' ? `, key id ${r.chainKeyId}` : ''})`,
+        `from line ${line} on the log is chained with a key (audit.chainKeyEnv / chainKeyFile), which a hash alone cannot check: verify cannot say whether it was forged. Pass the key`,
+      )
+    }
+    if (keyed && starts && r.chainKeyId !== this.#keyId) {
+      return fail('key', `"chainKeyId": ${show(this.#keyId)} (the id of the key given)`, `"chainKeyId": ${show(r.chainKeyId)}`, 'this part of the log was written with another chain key (or the line was changed): give that key')
+    }
+    if (!keyed && this.#key !== undefined && this.#firstKeyed > 0) {
+      return fail(
+        'key', 'a keyed line (every part of the log after the first keyed open record is keyed)', starts ? 'an open or rotate record without "chain"' : 'an unkeyed line',
+        `line ${line} continues the log without the key after line ${this.#firstKeyed} began the keyed chain: lines re-chained by someone without the key, or a gate started without the key`,
+      )
+    }
+    const expect = (seen: Seen) => (keyed ? seen.mac! : seen.hash)
     if (text.endsWith('\r') && !this.#crlf) {
       this.#crlf = true
       this.#warnings.push(`${file.path}: line ${line} ends in \\r (CRLF line endings?); the hashes cover every byte, so a converted file does not verify`)
@@ -299,24 +400,30 @@ export class ChainVerifier {
             `${file.path}: line 1 is a rotate record continuing an earlier file (prev ${prev}); give the earlier files first (oldest first) to check that link too`,
           )
         }
-      } else if (prev !== this.#last.hash) {
+      } else if (prev !== expect(this.#last)) {
         const before = this.#files[this.#files.length - 2]
         return fail(
           'files',
-          `"prev": ${show(this.#last.hash)} (the hash of the last line of ${before.path})`,
+          `"prev": ${show(expect(this.#last))} (the ${keyed ? 'HMAC' : 'hash'} of the last line of ${before.path})`,
           `"prev": ${show(prev)}`,
           `${file.path} does not continue ${before.path}: the files are out of order, or lines were removed from the end of ${before.path}`,
         )
       }
-    } else if (prev !== this.#last!.hash) {
-      this.#pending = { file: file.path, line, found: String(prev), expected: this.#last!.hash, hash, rec: r, before: this.#last!, ahead: 0 }
+    } else if (prev !== expect(this.#last!)) {
+      if (keyed && prev === this.#last!.hash) {
+        return fail(
+          'key', `"prev": ${show(expect(this.#last!))} (the HMAC of line ${line - 1} under the key)`, `"prev": ${show(prev)} (the plain SHA-256 of line ${line - 1})`,
+          `line ${line} links to line ${line - 1} with a plain hash where the chain is keyed: re-chained by someone without the key`,
+        )
+      }
+      this.#pending = { file: file.path, line, found: String(prev), expected: expect(this.#last!), hash, mac, rec: r, before: this.#last!, ahead: 0 }
       const j = this.#recent.get(String(prev))
       if (j !== undefined && j < line - 1) {
         this.#pending = undefined
         const span = j + 1 === line - 1 ? `line ${j + 1} does` : `lines ${j + 1}–${line - 1} do`
         return fail(
           'inserted',
-          `"prev": ${show(this.#last!.hash)} (the hash of line ${line - 1})`,
+          `"prev": ${show(expect(this.#last!))} (the ${keyed ? 'HMAC' : 'hash'} of line ${line - 1})`,
           `"prev": ${show(prev)} (the hash of line ${j})`,
           `line ${line} continues line ${j}, so ${span} not belong between them: inserted, or moved here (changed, removed or reordered)`,
           j + 1,
@@ -324,14 +431,24 @@ export class ChainVerifier {
       }
       return true
     }
-    this.#accept(line, hash, r, raw.bytes.length)
+    if (starts) {
+      this.#keyedPart = keyed
+      if (keyed && this.#firstKeyed === 0) {
+        this.#firstKeyed = line
+        if (this.#summary.lines > 0) {
+          this.#warnings.push(`${file.path}: lines before line ${line} are not keyed (written before the chain key was set); the keyed link of line ${line} covers them`)
+        }
+      }
+    }
+    this.#accept(line, hash, mac, keyed, r, raw.bytes.length)
     return true
   }
 
   /** Reads a line past a break, looking for the line the broken one names as its `prev`. */
   #ahead(bytes: Buffer, line: number): boolean {
     const p = this.#pending!
-    const hash = createHash('sha256').update(bytes).digest('base64url')
+    const hash = lineHash(bytes)
+    const mac = this.#key === undefined ? undefined : lineMac(this.#key, bytes)
     if (p.nextLinks === undefined) {
       let prev: unknown
       try {
@@ -339,9 +456,9 @@ export class ChainVerifier {
       } catch {
         prev = undefined
       }
-      p.nextLinks = prev === p.hash
+      p.nextLinks = prev === p.hash || (p.mac !== undefined && prev === p.mac)
     }
-    if (hash === p.found) {
+    if (hash === p.found || (mac !== undefined && mac === p.found)) {
       this.#pending = undefined
       this.#break = {
         kind: 'reordered',
@@ -404,7 +521,7 @@ export class ChainVerifier {
     this.#break = { ...b, kind: 'changed_or_removed', line: p.line, hint: `line ${p.line - 1} was changed, or lines between lines ${p.line - 1} and ${p.line} were removed` }
   }
 
-  #accept(line: number, hash: string, r: Rec, bytes: number): void {
+  #accept(line: number, hash: string, mac: string | undefined, keyed: boolean, r: Rec, bytes: number): void {
     const file = this.#file!
     file.lines++
     file.bytes += bytes + 1
@@ -443,11 +560,15 @@ export class ChainVerifier {
       }
       c.records++
     }
-    s.head = hash
-    this.#last = { line, hash, rec: r }
+    s.head = keyed ? mac : hash
+    this.#last = { line, hash, mac, rec: r }
     this.#recent.set(hash, line)
     this.#order.push(hash)
-    if (this.#order.length > WINDOW) this.#recent.delete(this.#order.shift()!)
+    if (mac !== undefined) {
+      this.#recent.set(mac, line)
+      this.#order.push(mac)
+    }
+    while (this.#order.length > 2 * WINDOW) this.#recent.delete(this.#order.shift()!)
   }
 
   /** The report (diagnosing a break still pending). */
@@ -457,7 +578,14 @@ export class ChainVerifier {
       const path = this.#files[0]?.path ?? '(no file)'
       this.#break = { kind: 'start', file: path, line: 1, failedAt: 1, expected: 'an "open" record', found: 'no whole line', hint: 'the log is empty: every log starts with the open record its gate writes' }
     }
-    const report: VerifyReport = { ok: this.#break === undefined, files: this.#files, warnings: this.#warnings, summary: this.#summary }
+    if (this.#break === undefined && this.#key !== undefined && this.#firstKeyed === 0) {
+      const f = this.#files[this.#files.length - 1]
+      this.#break = {
+        kind: 'key', file: f?.path ?? '(no file)', line: 1, failedAt: 1, expected: 'a keyed chain (an open record with "chain": "hmac-sha256")', found: 'no keyed line',
+        hint: 'a chain key was given but no part of the log is keyed: it was written without audit.chainKeyEnv / chainKeyFile, or re-chained by someone without the key',
+      }
+    }
+    const report: VerifyReport = { ok: this.#break === undefined, keyed: this.#key !== undefined && this.#firstKeyed > 0, files: this.#files, warnings: this.#warnings, summary: this.#summary }
     if (this.#break !== undefined) report.break = this.#break
     return report
   }

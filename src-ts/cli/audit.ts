@@ -1,26 +1,37 @@
 // `toolgate audit verify`: checks a decision log's hash chain (src-ts/audit/verify.ts) and prints
 // the first broken, removed or reordered line, or a summary of what the log holds.
-// Exit codes: 0 the chain holds (a torn last line is a warning), 1 a broken line, 2 usage or an
-// unreadable file.
+// Exit codes: 0 the chain holds, 1 a broken line (a torn last line without --allow-torn-tail, a
+// keyed log without its key), 2 usage or an unreadable file.
 import { existsSync } from 'node:fs'
 
+import { MIN_CHAIN_KEY_BYTES } from '../audit/chain'
 import { verifyFiles, type VerifyReport } from '../audit/verify'
+import { trimNewline } from '../config-host'
+import { readRegularFile } from '../regular-file'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { terminalJson, terminalLines, terminalSafe } from './escape'
 
 const USAGE = 'toolgate audit verify FILE…   check a decision log\'s hash chain; print the first broken line'
 
 const HELP = `toolgate audit verify — check a decision log's hash chain
 
 Usage:
-  toolgate audit verify FILE… [--format pretty|json]
+  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--format pretty|json]
 
 Reads the JSONL log a gate writes (config "audit": { "jsonl": FILE }) line by line, as bytes,
 and checks that every line is a JSON object with "v": 1, that the file starts with an "open"
 (or, after a rotation, "rotate") record, and that every later line's "prev" is the SHA-256
-(base64url) of the exact line before it. The first line that breaks the chain is reported
-with its number, what was expected and what was found, and whether the line was changed,
-removed, inserted or reordered. A torn last line (no newline: a crash cut the write short) is
-a warning, not a failure: verify accepts the log up to its last whole line.
+(base64url) of the exact line before it — or, in a keyed chain (config "audit.chainKeyEnv" /
+"chainKeyFile"), its HMAC-SHA-256 under the chain key. The first line that breaks the chain is
+reported with its number, what was expected and what was found, and whether the line was
+changed, removed, inserted or reordered. A torn last line (no newline: a crash cut the write
+short, or the line was edited) fails unless --allow-torn-tail.
+
+A plain hash chain shows accidents and careless edits; anyone who can write the file can also
+recompute every hash after a forged line. A keyed chain cannot be recomputed without the key:
+give verify the key and a re-chained forgery fails. Without the key, verify fails on a keyed
+log (it cannot check it); with the key, every part of the log after the first keyed open
+record must be keyed.
 
 Rotated files: give them oldest first, then the live file, and the links between files are
 checked too (toolgate audit verify audit.jsonl.1 audit.jsonl.2 audit.jsonl). Given alone, a
@@ -30,24 +41,34 @@ A hash chain cannot show lines removed from the END of a log: keep the summary's
 last line's hash) somewhere else and compare it later. Format: docs/audit.md.
 
 Flags:
+  --key-env VAR      the chain key, from this environment variable (as audit.chainKeyEnv)
+  --key-file FILE    the chain key, from this file (as audit.chainKeyFile; one trailing
+                     newline is ignored)
+  --allow-torn-tail  accept a torn last line (a crash mid-write) with a warning
   --format FORMAT    pretty (default): the verdict, warnings and a summary (lines, decisions by
                      outcome, first and last time, config hashes, opens and rotations, head)
-                     json: one JSON object { ok, files, break?, warnings, summary }
+                     json: one JSON object { ok, keyed, files, break?, warnings, summary }
   --help, -h         this text
 
-Exit codes: 0 the chain holds (warnings allowed), 1 a broken line, 2 usage error or a file that
-cannot be read.
+Text from the log is shown with control characters, escape sequences and bidi marks written as
+\\u001b-style escapes.
+
+Exit codes: 0 the chain holds (warnings allowed), 1 a broken line (or a keyed log without its
+key, or a torn last line), 2 usage error or a file that cannot be read (or is not a regular
+file).
 
 Examples:
   toolgate audit verify toolgate-audit.jsonl
   toolgate audit verify toolgate-audit.jsonl.1 toolgate-audit.jsonl --format json
   toolgate audit verify audit.jsonl --format json | jq .summary.head
+  TOOLGATE_AUDIT_KEY=… toolgate audit verify audit.jsonl --key-env TOOLGATE_AUDIT_KEY
 `
 
 const GROUP_HELP = `toolgate audit — the decision log
 
 Usage:
-  toolgate audit verify FILE… [--format pretty|json]   check the hash chain (toolgate audit verify --help)
+  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--format pretty|json]
+                                                      check the hash chain (toolgate audit verify --help)
 `
 
 function paint(on: boolean) {
@@ -55,7 +76,10 @@ function paint(on: boolean) {
   return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
 }
 
-/** Splits `argv` into file operands and flags (`--format` takes a value; `--` ends the flags). */
+/** Flags that take a value. */
+const VALUE_FLAGS: ReadonlySet<string> = new Set(['--format', '--key-env', '--key-file'])
+
+/** Splits `argv` into file operands and flags (`--format`, `--key-env`, `--key-file` take a value; `--` ends the flags). */
 function operands(argv: string[]): { files: string[]; flags: string[] } {
   const files: string[] = []
   const flags: string[] = []
@@ -67,7 +91,7 @@ function operands(argv: string[]): { files: string[]; flags: string[] } {
     }
     if (a.startsWith('-') && a !== '-') {
       flags.push(a)
-      if (a === '--format' && i + 1 < argv.length) flags.push(argv[++i])
+      if (VALUE_FLAGS.has(a) && i + 1 < argv.length) flags.push(argv[++i])
     } else {
       files.push(a)
     }
@@ -81,26 +105,30 @@ const counts = (m: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(' · ')
 
-/** The report for a terminal. */
+/**
+ * The report for a terminal. Every string that comes from the log (or a file name) is shown
+ * through {@link terminalSafe}: a tampered line cannot repaint the report with escape sequences.
+ */
 export function renderReport(r: VerifyReport, color: boolean): string {
   const p = paint(color)
+  const t = terminalSafe
   const s = r.summary
-  const out: string[] = [`${p.bold('toolgate audit verify')} ${p.dim('— ' + r.files.map((f) => f.path).join(', '))}`]
+  const out: string[] = [`${p.bold('toolgate audit verify')} ${p.dim('— ' + t(r.files.map((f) => f.path).join(', ')))}`]
   if (r.ok) {
-    const where = r.files.length === 1 ? `lines 1–${s.lines}` : r.files.map((f) => `${f.path} 1–${f.lines}`).join(', ')
-    out.push(`  ${p.green('OK')} the hash chain holds: ${s.lines} line${s.lines === 1 ? '' : 's'} (${where})`)
+    const where = r.files.length === 1 ? `lines 1–${s.lines}` : r.files.map((f) => `${t(f.path)} 1–${f.lines}`).join(', ')
+    out.push(`  ${p.green('OK')} the ${r.keyed ? 'keyed (HMAC-SHA-256) ' : ''}hash chain holds: ${s.lines} line${s.lines === 1 ? '' : 's'} (${where})`)
   } else {
     const b = r.break!
-    out.push(`  ${p.red('BROKEN')} ${b.file} line ${b.line}: ${b.kind.replace(/_/g, ' ')}`)
+    out.push(`  ${p.red('BROKEN')} ${t(b.file)} line ${b.line}: ${b.kind.replace(/_/g, ' ')}`)
     if (b.failedAt !== b.line) out.push(`    ${p.dim('checked at line')} ${b.failedAt}`)
-    out.push(`    ${p.dim('expected')} ${b.expected}`)
-    out.push(`    ${p.dim('found   ')} ${b.found}`)
-    out.push(`    ${p.dim('hint    ')} ${b.hint}`)
-    out.push(`    ${p.dim(`verification stopped there; the summary covers the lines before line ${b.failedAt}${r.files.length > 1 ? ` of ${b.file}` : ''}`)}`)
+    out.push(`    ${p.dim('expected')} ${t(b.expected)}`)
+    out.push(`    ${p.dim('found   ')} ${t(b.found)}`)
+    out.push(`    ${p.dim('hint    ')} ${t(b.hint)}`)
+    out.push(`    ${p.dim(`verification stopped there; the summary covers the lines before line ${b.failedAt}${r.files.length > 1 ? ` of ${t(b.file)}` : ''}`)}`)
   }
-  for (const w of r.warnings) out.push(`  ${p.yellow('warning')} ${w}`)
+  for (const w of r.warnings) out.push(`  ${p.yellow('warning')} ${t(w)}`)
   out.push('', p.bold('summary'))
-  const row = (k: string, v: string) => out.push(`  ${p.dim(k.padEnd(12))} ${v}`)
+  const row = (k: string, v: string) => out.push(`  ${p.dim(k.padEnd(12))} ${t(v)}`)
   row('lines', `${s.lines}${Object.keys(s.types).length > 0 ? ` (${counts(s.types)})` : ''}`)
   const decisions = s.types.decision ?? 0
   row('decisions', decisions === 0 ? '0' : `${decisions}: ${counts(s.outcomes)}`)
@@ -111,27 +139,54 @@ export function renderReport(r: VerifyReport, color: boolean): string {
   row('configs', s.configHashes.length === 0 ? '(none)' : s.configHashes.map((c) => `${c.hash} (${c.records})`).join(', '))
   row('opens', `${s.opens}${s.tornBytesRemoved > 0 ? ` (torn bytes cut off on reopen: ${s.tornBytesRemoved})` : ''}`)
   row('rotations', String(s.rotations))
-  if (s.head !== undefined) row('head', `${s.head}  ${p.dim('(hash of the last verified line)')}`)
+  if (s.head !== undefined) out.push(`  ${p.dim('head'.padEnd(12))} ${t(s.head)}  ${p.dim(`(${r.keyed ? 'HMAC' : 'hash'} of the last verified line)`)}`)
   return out.join('\n') + '\n'
+}
+
+/** The chain key `--key-env` / `--key-file` name (as the gate reads `audit.chainKeyEnv` / `chainKeyFile`), if any. */
+function keyOf(values: Record<string, string>): Buffer | undefined {
+  if (values['key-env'] !== undefined && values['key-file'] !== undefined) throw new UsageError('give --key-env or --key-file, not both')
+  let key: Buffer
+  if (values['key-env'] !== undefined) {
+    const v = process.env[values['key-env']]
+    if (v === undefined || v === '') throw new UsageError(`--key-env: the environment variable ${values['key-env']} is not set`)
+    key = Buffer.from(v, 'utf8')
+  } else if (values['key-file'] !== undefined) {
+    try {
+      key = readRegularFile(values['key-file'], '--key-file', 64 * 1024)
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+  } else {
+    return undefined
+  }
+  key = trimNewline(key)
+  if (key.length < MIN_CHAIN_KEY_BYTES) throw new UsageError(`the chain key is ${key.length} bytes; a chain key has at least ${MIN_CHAIN_KEY_BYTES}`)
+  return key
 }
 
 function runVerify(argv: string[]): number {
   const { files, flags } = operands(argv)
-  const { values, switches } = parseFlags(flags, { values: { format: '`pretty` or `json`' }, switches: ['help'], aliases: { h: 'help' } })
+  const { values, switches } = parseFlags(flags, {
+    values: { format: '`pretty` or `json`', 'key-env': 'the environment variable holding the chain key', 'key-file': 'the file holding the chain key' },
+    switches: ['help', 'allow-torn-tail'],
+    aliases: { h: 'help' },
+  })
   if (switches.has('help')) {
     process.stdout.write(HELP)
     return 0
   }
   const format = formatFlag(values)
+  const key = keyOf(values)
   if (files.length === 0) throw new UsageError('missing FILE: the JSONL log to verify (rotated files oldest first, then the live one)')
-  for (const f of files) if (!existsSync(f)) throw new UsageError(`${f}: no such file`)
+  for (const f of files) if (!existsSync(f)) throw new UsageError(`${terminalSafe(f)}: no such file`)
   let report: VerifyReport
   try {
-    report = verifyFiles(files)
+    report = verifyFiles(files, { key, allowTornTail: switches.has('allow-torn-tail') })
   } catch (err) {
-    throw new UsageError(`cannot read the log (${(err as Error).message})`)
+    throw new UsageError(`cannot read the log (${terminalSafe((err as Error).message)})`)
   }
-  process.stdout.write(format === 'json' ? JSON.stringify(report) + '\n' : renderReport(report, useColor()))
+  process.stdout.write(format === 'json' ? terminalJson(report) + '\n' : renderReport(report, useColor()))
   return report.ok ? 0 : 1
 }
 
@@ -147,7 +202,7 @@ function run(argv: string[]): number {
   } catch (err) {
     if (err instanceof UsageError) {
       const which = sub === 'verify' ? 'toolgate audit verify' : 'toolgate audit'
-      process.stderr.write(`${which}: ${err.message}\nRun \`${which} --help\` for usage and examples.\n`)
+      process.stderr.write(`${which}: ${terminalLines(err.message)}\nRun \`${which} --help\` for usage and examples.\n`)
       return 2
     }
     throw err

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { ToolGate } from '../gate'
 import type { CallContext } from '../types'
 import { ToolGateError } from '../errors'
+import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readRegularFile } from '../regular-file'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
 import { renderVerdict } from './demo'
 
@@ -38,13 +39,14 @@ Examples:
   toolgate check --config toolgate.config.yaml --tool-name read_file --input call.json --context '{"subject":"ana","roles":["analyst"]}'
 `
 
-/** Reads a file a flag names; `-` is stdin. Errors name the flag. */
+/** Reads a file a flag names (a regular file within the config bound); `-` is stdin. Errors name the flag. */
 function readInput(flag: string, path: string): string {
   try {
-    return readFileSync(path === '-' ? 0 : path, 'utf8')
+    if (path !== '-') return readRegularFile(path, `--${flag}`, boundFromEnv('TOOLGATE_MAX_CONFIG_BYTES', DEFAULT_MAX_CONFIG_BYTES)).toString('utf8')
+    return readFileSync(0, 'utf8')
   } catch (err) {
-    const what = path === '-' ? 'stdin' : path
-    throw new UsageError(`--${flag}: cannot read ${what} (${(err as Error).message})`)
+    if (err instanceof ToolGateError) throw new UsageError(err.message)
+    throw new UsageError(`--${flag}: cannot read stdin (${(err as Error).message})`)
   }
 }
 

@@ -1,15 +1,13 @@
 // `toolgate replay`: re-decides every logged call that carries its arguments against a proposed
 // config, in log order, and prints the drift — which calls would change outcome or reason.
 // Exit codes: 0 no drift, 1 drift, 2 usage or config error, or a log without arguments.
-import { readFileSync } from 'node:fs'
-import { extname } from 'node:path'
-import { parse as parseYaml } from 'yaml'
-
 import { readLines } from '../audit/verify'
+import { loadConfigFile } from '../config-file'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { CallContext, Verdict } from '../types'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { terminalJson, terminalLines, terminalSafe } from './escape'
 
 const USAGE = 'toolgate replay --log audit.jsonl --config proposed.json   re-decide logged calls; print the drift'
 
@@ -109,7 +107,11 @@ export interface ReplayReport {
     confirmWithoutCall: number
     /** Lines that are not JSON records (run `toolgate audit verify`). */
     unreadable: number
+    /** Records that could not be replayed (a caller the gate refuses, a value nested too deeply …): listed in `badRecords`. */
+    invalid: number
   }
+  /** Unreadable lines and records that could not be replayed, with why (the first {@link MAX_BAD_LISTED}); replay goes on past each. */
+  badRecords: { line: number; why: string }[]
   /** Lines of records with "[redacted]" arguments (the first 200). */
   redactedLines: number[]
   /** Fresh gates started (one per `open` record). */
@@ -121,16 +123,22 @@ export interface ReplayReport {
 
 /** Drifted calls kept for the report; all are counted. */
 export const MAX_DRIFT_LISTED = 10_000
+/** Bad records listed in the report; all are counted. */
+export const MAX_BAD_LISTED = 200
 const MAX_PRETTY = 200
 
 type Rec = Record<string, unknown>
 
 const REDACTED = '[redacted]'
 
+/** Whether `"[redacted]"` appears anywhere in `v` (iterative: a hostile record may nest deeply). */
 function hasRedacted(v: unknown): boolean {
-  if (v === REDACTED) return true
-  if (Array.isArray(v)) return v.some(hasRedacted)
-  if (v !== null && typeof v === 'object') return Object.values(v).some(hasRedacted)
+  const stack: unknown[] = [v]
+  while (stack.length > 0) {
+    const x = stack.pop()
+    if (x === REDACTED) return true
+    if (x !== null && typeof x === 'object') for (const y of Array.isArray(x) ? x : Object.values(x)) stack.push(y)
+  }
   return false
 }
 
@@ -183,21 +191,14 @@ function decidedOfVerdict(v: Verdict): Decided & { message?: string } {
 
 /** Builds the replay gate: the proposed config without its `audit` and `receipts` blocks. */
 export function loadProposed(path: string): () => ToolGate {
-  let raw: string
+  let config: Record<string, unknown>
   try {
-    raw = readFileSync(path, 'utf8')
+    // a regular file within the config bound, YAML aliases bounded by size, duplicate keys refused
+    config = loadConfigFile(path, { what: '--config' }).config
   } catch (err) {
-    throw new UsageError(`--config: cannot read ${path} (${(err as Error).message})`)
+    throw new UsageError(`${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`)
   }
-  let config: unknown
-  try {
-    const ext = extname(path).toLowerCase()
-    config = ext === '.yaml' || ext === '.yml' ? parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true }) : JSON.parse(raw)
-  } catch (err) {
-    throw new UsageError(`--config ${path}: E_CONFIG: ${(err as Error).message}`)
-  }
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new UsageError(`--config ${path}: E_CONFIG: expected a config object`)
-  const { audit: _audit, receipts: _receipts, ...rest } = config as Rec
+  const { audit: _audit, receipts: _receipts, ...rest } = config
   const text = JSON.stringify(rest)
   const build = () => {
     try {
@@ -221,8 +222,8 @@ interface Waiting {
 export function replay(log: string, config: string, newGate: () => ToolGate): ReplayReport {
   const report: ReplayReport = {
     log, config, replayed: 0, same: 0, drift: 0, drifted: [],
-    skipped: { withoutArguments: 0, redacted: 0, auditUnavailable: 0, turnErrors: 0, confirmAfterDrift: 0, confirmWithoutCall: 0, unreadable: 0 },
-    redactedLines: [], gates: 0, decisions: 0, withArguments: 0,
+    skipped: { withoutArguments: 0, redacted: 0, auditUnavailable: 0, turnErrors: 0, confirmAfterDrift: 0, confirmWithoutCall: 0, unreadable: 0, invalid: 0 },
+    badRecords: [], redactedLines: [], gates: 0, decisions: 0, withArguments: 0,
   }
   let gate: ToolGate | undefined
   let waiting: Waiting[] = []
@@ -230,37 +231,55 @@ export function replay(log: string, config: string, newGate: () => ToolGate): Re
   let gaps = new Set<string>()
   const scopeOf = (r: Rec) => str(r.session) ?? str(r.sub) ?? ''
   const keyOf = (r: Rec) => JSON.stringify([str(r.sub) ?? null, str(r.session) ?? null, str(r.tool) ?? null])
+  const bad = (line: number, why: string) => {
+    if (report.badRecords.length < MAX_BAD_LISTED) report.badRecords.push({ line, why: why.length > 300 ? `${why.slice(0, 299)}…` : why })
+  }
   let line = 0
   for (const raw of readLines(log)) {
     line++
     if (!raw.terminated) break // a torn last line: not a record
     let r: Rec
     try {
+      if (raw.overlong !== undefined) throw new Error(`a line of ${raw.overlong} bytes, over the limit of a record`)
       const v = JSON.parse(raw.bytes.toString('utf8')) as unknown
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object')
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object')
       r = v as Rec
-    } catch {
+    } catch (err) {
       report.skipped.unreadable++
+      bad(line, `not a record: ${(err as Error).message}`)
       continue
     }
+    // one hostile record (a caller the gate refuses, a value nested 200,000 deep) is reported
+    // and skipped; the drift already found, and the records after it, are kept
+    try {
+      replayRecord(r, line)
+    } catch (err) {
+      report.skipped.invalid++
+      const why = err instanceof RangeError && /call stack/i.test(err.message) ? 'nested too deeply to replay' : `${err instanceof ToolGateError ? `${err.code}: ` : ''}${(err as Error).message}`
+      bad(line, why)
+    }
+  }
+  return report
+
+  function replayRecord(r: Rec, line: number): void {
     if (r.type === 'open' || gate === undefined) {
       gate = newGate()
       report.gates++
       waiting = []
       gaps = new Set()
-      if (r.type === 'open') continue
+      if (r.type === 'open') return
     }
     if (r.type === 'turn_error') {
       report.skipped.turnErrors++
-      continue
+      return
     }
-    if (r.type !== 'decision' || typeof r.tool !== 'string') continue
+    if (r.type !== 'decision' || typeof r.tool !== 'string') return
     report.decisions++
     if ('args' in r) report.withArguments++
     const old = decidedOf(r)
     if (old.reason === 'audit_unavailable') {
       report.skipped.auditUnavailable++
-      continue
+      return
     }
     const ctx = contextOf(r)
     let verdict: Verdict
@@ -271,25 +290,25 @@ export function replay(log: string, config: string, newGate: () => ToolGate): Re
       if (i < 0) {
         report.skipped.confirmWithoutCall++
         if (allowedOutcome(old.outcome)) gaps.add(scopeOf(r))
-        continue
+        return
       }
       const w = waiting.splice(i, 1)[0]
       if (w.token === undefined) {
         report.skipped.confirmAfterDrift++
-        continue
+        return
       }
       verdict = gate.confirm(w.token, ctx)
     } else {
       if (!('args' in r)) {
         report.skipped.withoutArguments++
         if (allowedOutcome(old.outcome) || old.outcome === 'confirm') gaps.add(scopeOf(r))
-        continue
+        return
       }
       if (hasRedacted(r.args)) {
         report.skipped.redacted++
         if (report.redactedLines.length < 200) report.redactedLines.push(line)
         if (allowedOutcome(old.outcome) || old.outcome === 'confirm') gaps.add(scopeOf(r))
-        continue
+        return
       }
       // a string is the text the model sent that was not JSON: replayed as that text
       verdict = gate.check(r.tool, r.args as string | object, ctx)
@@ -302,10 +321,10 @@ export function replay(log: string, config: string, newGate: () => ToolGate): Re
     const argsDiffer = bothAllowed && 'args' in r && !sameJson(r.args, verdict.arguments)
     if (sameDecision && !argsDiffer) {
       report.same++
-      continue
+      return
     }
     report.drift++
-    if (report.drifted.length >= MAX_DRIFT_LISTED) continue
+    if (report.drifted.length >= MAX_DRIFT_LISTED) return
     const d: Drift = { line, tool: r.tool, old, new: now }
     if (typeof r.time === 'string') d.time = r.time
     if (typeof r.id === 'string') d.id = r.id
@@ -318,7 +337,6 @@ export function replay(log: string, config: string, newGate: () => ToolGate): Re
     if (caveat !== undefined) d.caveat = caveat
     report.drifted.push(d)
   }
-  return report
 }
 
 /** Why a drift may come from replaying rather than from the proposed config. */
@@ -337,12 +355,16 @@ function paint(on: boolean) {
   return { green: c(32), yellow: c(33), red: c(31), dim: c(2), bold: c(1) }
 }
 
-const decidedText = (d: Decided) => `${d.outcome}${d.reason ? ` (${d.reason})` : ''}${d.wouldBe ? ` [shadow: would be ${d.wouldBe}]` : ''}`
+const decidedText = (d: Decided) => terminalSafe(`${d.outcome}${d.reason ? ` (${d.reason})` : ''}${d.wouldBe ? ` [shadow: would be ${d.wouldBe}]` : ''}`)
 
-/** The report for a terminal. */
+/**
+ * The report for a terminal. Every string that comes from the log or the proposed config (tool
+ * names, ids, times, messages, arguments) is shown through {@link terminalSafe} / {@link terminalJson}.
+ */
 export function renderReplay(r: ReplayReport, color: boolean): string {
   const p = paint(color)
-  const out = [`${p.bold('toolgate replay')} ${p.dim(`— ${r.log} against ${r.config}`)}`]
+  const t = terminalSafe
+  const out = [`${p.bold('toolgate replay')} ${p.dim(`— ${t(r.log)} against ${t(r.config)}`)}`]
   const verdict = r.drift === 0 ? p.green('no drift') : p.red(`${r.drift} would change`)
   out.push(`  replayed ${r.replayed} call${r.replayed === 1 ? '' : 's'}: ${r.same} the same, ${verdict}`)
   if (r.drifted.length > 0) out.push('', p.bold('drift'))
@@ -350,10 +372,10 @@ export function renderReplay(r: ReplayReport, color: boolean): string {
     const who = [d.callId !== undefined ? `call ${d.callId}` : undefined, d.sub !== undefined ? `sub ${d.sub}` : undefined, d.session !== undefined ? `session ${d.session}` : undefined]
       .filter(Boolean)
       .join(', ')
-    out.push(`  ${p.dim(`line ${d.line}`)}  ${d.time ?? ''}  ${p.bold(d.tool)}${d.step ? ' (confirmation)' : ''}${who ? p.dim(`  ${who}`) : ''}`)
+    out.push(`  ${p.dim(`line ${d.line}`)}  ${t(d.time ?? '')}  ${p.bold(t(d.tool))}${d.step ? ' (confirmation)' : ''}${who ? p.dim(`  ${t(who)}`) : ''}`)
     out.push(`    ${decidedText(d.old)} → ${(d.new.outcome === 'passed' || d.new.outcome === 'repaired' ? p.green : p.red)(decidedText(d.new))}`)
-    if (d.arguments) out.push(`    ${p.dim('arguments')} ${JSON.stringify(d.arguments.old)} → ${JSON.stringify(d.arguments.new)}`)
-    if (d.new.message && d.new.reason !== d.old.reason) out.push(`    ${p.dim('│')} ${d.new.message.split('\n')[0]}`)
+    if (d.arguments) out.push(`    ${p.dim('arguments')} ${terminalJson(d.arguments.old)} → ${terminalJson(d.arguments.new)}`)
+    if (d.new.message && d.new.reason !== d.old.reason) out.push(`    ${p.dim('│')} ${t(d.new.message.split('\n')[0])}`)
     if (d.caveat) out.push(`    ${p.yellow('caveat')} ${d.caveat}`)
   }
   if (r.drift > Math.min(r.drifted.length, MAX_PRETTY)) out.push(`  … and ${r.drift - Math.min(r.drifted.length, MAX_PRETTY)} more (--format json lists up to ${MAX_DRIFT_LISTED})`)
@@ -366,9 +388,12 @@ export function renderReplay(r: ReplayReport, color: boolean): string {
   if (s.confirmAfterDrift) notes.push(`${s.confirmAfterDrift} confirmation steps whose call no longer asks for confirmation (its drift is listed)`)
   if (s.confirmWithoutCall) notes.push(`${s.confirmWithoutCall} confirmation steps whose call was not replayed or is not in this log`)
   if (s.unreadable) notes.push(`${s.unreadable} lines that are not JSON records (run toolgate audit verify)`)
+  if (s.invalid) notes.push(`${s.invalid} records that could not be replayed`)
   if (notes.length > 0) {
     out.push('', p.bold('not replayed'))
     for (const n of notes) out.push(`  ${n}`)
+    for (const b of r.badRecords.slice(0, 20)) out.push(`    ${p.dim(`line ${b.line}`)}  ${t(b.why)}`)
+    if (s.unreadable + s.invalid > Math.min(r.badRecords.length, 20)) out.push(`    … (--format json lists up to ${MAX_BAD_LISTED})`)
   }
   return out.join('\n') + '\n'
 }
@@ -393,18 +418,18 @@ function run(argv: string[]): number {
       report = replay(values.log, values.config, newGate)
     } catch (err) {
       if (err instanceof UsageError) throw err
-      throw new UsageError(`--log: cannot read ${values.log} (${(err as Error).message})`)
+      throw new UsageError(`--log: cannot read ${terminalSafe(values.log)} (${terminalSafe((err as Error).message)})`)
     }
     if (report.withArguments === 0) {
       const what = report.decisions === 0 ? `${values.log} holds no decision records` : `no decision record in ${values.log} carries its arguments (${report.decisions} decision records, none with "args")`
       process.stderr.write(`toolgate replay: ${what}, so there is nothing to replay. Replay needs a log written with "audit": { "includeArguments": true } in the config.\n`)
       return 2
     }
-    process.stdout.write(format === 'json' ? JSON.stringify(report) + '\n' : renderReplay(report, useColor()))
+    process.stdout.write(format === 'json' ? terminalJson(report) + '\n' : renderReplay(report, useColor()))
     return report.drift > 0 ? 1 : 0
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`toolgate replay: ${err.message}\nRun \`toolgate replay --help\` for usage and examples.\n`)
+      process.stderr.write(`toolgate replay: ${terminalLines(err.message)}\nRun \`toolgate replay --help\` for usage and examples.\n`)
       return 2
     }
     throw err
