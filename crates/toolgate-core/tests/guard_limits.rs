@@ -45,3 +45,23 @@ fn a_turn_nested_far_beyond_the_limit_is_a_broken_payload() {
     let err = gate().guard(DialectChoice::Is(Dialect::Anthropic), &message(&very), &Default::default()).unwrap_err();
     assert_eq!(err.code(), "E_PAYLOAD");
 }
+
+/// Chat Completions messages that clients read two ways are refused whole (E_PAYLOAD), never
+/// decided one way and run another.
+#[test]
+fn ambiguous_chat_calls_are_refused() {
+    let gate = toolgate_core::Gate::from_json(r#"{"tools":[{"name":"get_weather"},{"name":"delete_all"}]}"#).unwrap();
+    let guard = |p: serde_json::Value| gate.guard(toolgate_core::DialectChoice::Is(toolgate_core::Dialect::OpenAi), &p.to_string(), &Default::default());
+    let legacy_beside_empty = serde_json::json!({"role":"assistant","content":null,"tool_calls":[],
+        "function_call":{"name":"delete_all","arguments":"{}"}});
+    assert_eq!(guard(legacy_beside_empty).unwrap_err().code(), "E_PAYLOAD");
+    let two_bodies = serde_json::json!({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"custom",
+        "custom":{"name":"get_weather","input":"x"},"function":{"name":"delete_all","arguments":"{}"}}]});
+    assert_eq!(guard(two_bodies).unwrap_err().code(), "E_PAYLOAD");
+    // the ordinary shapes still read
+    let ok = serde_json::json!({"role":"assistant","content":null,"function_call":null,"tool_calls":[{"id":"c1","type":"function",
+        "function":{"name":"get_weather","arguments":"{}"}}]});
+    assert_eq!(guard(ok).unwrap().calls.len(), 1);
+    let legacy = serde_json::json!({"role":"assistant","content":null,"function_call":{"name":"get_weather","arguments":"{}"}});
+    assert_eq!(guard(legacy).unwrap().calls.len(), 1);
+}

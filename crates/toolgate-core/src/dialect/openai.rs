@@ -120,11 +120,23 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
         None | Some(Value::Null) => return read_legacy_function_call(m, path, found),
         Some(v) => shape::array(D, &key(&path, "tool_calls"), v)?,
     };
+    // clients differ on which of the two they run (some read `function_call` when `tool_calls`
+    // is empty): a message carrying both is ambiguous, and refused whole
+    if m.get("function_call").is_some_and(|v| !v.is_null()) {
+        return Err(broken(D, &path, "both `tool_calls` and the legacy `function_call`: clients differ on which they run, so the message is refused"));
+    }
     for (j, call) in calls.iter().enumerate() {
         let p = index(&key(&path, "tool_calls"), j);
         let c = shape::object(D, &p, call)?;
         let id = shape::opt_string(D, &p, c, "id")?;
         let kind = shape::opt_string(D, &p, c, "type")?.unwrap_or("function");
+        // a call carrying a second body (`custom` beside `function`) would be checked as one
+        // tool and run as another by clients that read the other member
+        for other in ["function", "custom"] {
+            if other != kind && c.get(other).is_some_and(|v| !v.is_null()) {
+                return Err(broken(D, &p, format!("a `{kind}` call also carries `{other}`: clients differ on which they run, so the message is refused")));
+            }
+        }
         let fp = key(&p, kind);
         let f = shape::object(D, &fp, c.get(kind).ok_or_else(|| broken(D, &p, format!("missing `{kind}`")))?)?;
         let name = shape::string(D, &fp, f, "name")?;
