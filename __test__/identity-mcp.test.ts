@@ -202,6 +202,33 @@ describe('mcp-proxy --listen with identity: two users, one listener', () => {
   }, T)
 })
 
+describe('mcp-proxy --listen with identity: one user cannot take every session', () => {
+  it('at most 10 sessions per subject (429 beyond); another user still gets one', async () => {
+    const open = async (token: string) => raw(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
+    const ids: string[] = []
+    try {
+      for (let i = 0; i < 10; i++) {
+        const r = await open(alice)
+        expect(r.status).toBe(200)
+        ids.push(String(r.headers['mcp-session-id']))
+      }
+      const over = await open(alice)
+      expect(over.status).toBe(429)
+      expect(over.headers['retry-after']).toBe('5')
+      const other = await open(bob)
+      expect(other.status).toBe(200)
+      ids.push(`bob:${String(other.headers['mcp-session-id'])}`)
+    } finally {
+      for (const id of ids) {
+        const [token, sid] = id.startsWith('bob:') ? [bob, id.slice(4)] : [alice, id]
+        await raw(listener.url, { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } })
+      }
+    }
+    // ended sessions free the subject's places
+    expect((await open(alice)).status).toBe(200)
+  }, T)
+})
+
 describe('mcp-proxy --listen with identity: refusals at the door', () => {
   const origin = () => listener.url.replace(/\/mcp$/, '')
 

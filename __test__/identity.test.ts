@@ -4,6 +4,9 @@
 // algorithm outside `algorithms`, expired, not yet valid, another issuer or audience, a changed
 // payload. Rotation goes through the real remote key set (refetch on a new kid, bounded by the
 // cooldown). The verified caller then drives a real gate's decisions.
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, ToolGateError } from '../src-ts/index'
@@ -261,5 +264,20 @@ describe('the verified caller decides at a real gate', () => {
     expect(gate.check('read_report', { owner: 'alice' }, bob)).toMatchObject({ allowed: false, reason: 'no_rule' })
     expect(gate.check('delete_report', { id: '1' }, bob)).toMatchObject({ allowed: false, reason: 'no_rule' }) // admin, but not tenant acme
     expect(gate.check('delete_report', { id: '1' }, alice)).toMatchObject({ allowed: false, reason: 'no_rule' })
+  })
+})
+
+describe('the package subpath toolgate/identity (built dist)', () => {
+  it('resolves from require and import, and verifies a token there', async () => {
+    const root = join(__dirname, '..')
+    if (!existsSync(join(root, 'dist', 'identity.js'))) throw new Error('run `npm run build:ts` first')
+    const token = await sign(es, { roles: 'a b' })
+    const script = `const { verifyCaller } = require('toolgate/identity')
+      verifyCaller(process.argv[1], { identity: { jwt: JSON.parse(process.argv[2]) } }).then((c) => console.log(JSON.stringify(c)), (e) => console.log(e.code))`
+    const cfg = JSON.stringify({ issuer: ISSUER, audience: AUDIENCE, publicKeys: [es.jwk] })
+    expect(JSON.parse(execFileSync(process.execPath, ['-e', script, token, cfg], { cwd: root, encoding: 'utf8' }))).toEqual({ subject: 'alice', roles: ['a', 'b'], session: '["alice"]' })
+    const esm = `import { verifyCaller } from 'toolgate/identity'
+      console.log(await verifyCaller('Bearer x.y.z', { jwt: JSON.parse(process.argv[1]) }).catch((e) => e.code))`
+    expect(execFileSync(process.execPath, ['--input-type=module', '-e', esm, cfg], { cwd: root, encoding: 'utf8' }).trim()).toBe('E_UNAUTHENTICATED')
   })
 })

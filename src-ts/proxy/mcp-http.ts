@@ -47,6 +47,8 @@ export interface McpHttpListenOptions extends McpProxyOptions {
   identity?: CallerVerifier
   /** Headers sent to an HTTP upstream (`{ url }`) with every request (`proxy.upstreamHeaders`, resolved). */
   upstreamHeaders?: Record<string, string>
+  /** With identity: most sessions one subject may hold at once (default 10), so one user cannot take every session; beyond it, 429. */
+  maxSessionsPerSubject?: number
 }
 
 /** A running listener. */
@@ -61,6 +63,9 @@ const PATH = '/mcp'
 /** With identity: the request header naming a conversation inside the caller's own session scope. */
 const SESSION_HEADER = 'x-toolgate-session'
 const DEFAULT_MAX_SESSIONS = 100
+const DEFAULT_SESSIONS_PER_SUBJECT = 10
+/** A verified caller: always a subject. */
+type Caller = CallContext & { subject: string }
 const DEFAULT_IDLE_MS = 30 * 60_000
 /** A session whose upstream is gone is ended after this long without activity. */
 const DEAD_IDLE_MS = 10_000
@@ -86,7 +91,8 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const idleMs = opts.idleSessionMs ?? DEFAULT_IDLE_MS
   const loopback = isLoopbackHost(opts.host)
   const sessions = new Map<string, McpHttpSession>()
-  const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, identity, upstreamHeaders, ...proxyOpts } = opts
+  const { host, port, upstream, bearerToken, allowedOrigins, maxMessageBytes, maxSessions: _m, idleSessionMs: _i, identity, upstreamHeaders, maxSessionsPerSubject: _p, ...proxyOpts } = opts
+  const perSubject = opts.maxSessionsPerSubject ?? DEFAULT_SESSIONS_PER_SUBJECT
   // The same config, context and pin store for every session: a server cannot swap a tool
   // between one session and the next (without `pins`, one in-memory store of the listener's).
   const proxy: McpProxyOptions = { ...proxyOpts, pins: proxyOpts.pins ?? new ToolPins() }
@@ -111,7 +117,7 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
       checkHost(req.headers.host, loopback) ?? checkOrigin(header(req, 'origin'), allowedOrigins) ?? checkBearer(header(req, 'authorization'), bearerToken)
     if (refused) return refuse(req, res, refused)
     const path = (req.url ?? '/').split('?')[0]
-    let caller: CallContext | undefined
+    let caller: Caller | undefined
     if (identity !== undefined) {
       const door = await admit(req, res, path, identity)
       if (door === undefined) return
@@ -144,6 +150,10 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
           log(`refused a new session: ${sessions.size} sessions open (the limit)`)
           return refuse(req, res, { status: 503, message: `Service Unavailable: ${maxSessions} sessions are open, the limit; end one (DELETE) or retry later`, headers: { 'Retry-After': '5' } })
         }
+        if (caller !== undefined && countOwned(caller.subject) >= perSubject) {
+          log(`refused a new session: a verified caller holds ${perSubject} sessions (the per-subject limit)`)
+          return refuse(req, res, { status: 429, message: `Too Many Requests: you hold ${perSubject} sessions, the limit; end one (DELETE) or retry later`, headers: { 'Retry-After': '5' } })
+        }
         const session = newSession(caller?.subject)
         sessions.set(session.id, session)
         log(`session ${session.id.slice(0, 8)}: started${caller?.subject !== undefined ? ` for a verified caller` : ''}`)
@@ -167,13 +177,19 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
     return session.handle(req, res, undefined, caller)
   }
 
+  const countOwned = (subject: string): number => {
+    let n = 0
+    for (const s of sessions.values()) if (s.owner === subject) n++
+    return n
+  }
+
   /**
    * Identity on: the RFC 9728 metadata (no token needed), or the request's verified caller with
    * its session scope (`x-toolgate-session` names a conversation inside the subject's own), or
    * `undefined` once a refusal is answered: 401 with the challenge (503 when the keys cannot be
    * read), logged without the token.
    */
-  const admit = async (req: IncomingMessage, res: ServerResponse, path: string, verifier: CallerVerifier): Promise<CallContext | undefined> => {
+  const admit = async (req: IncomingMessage, res: ServerResponse, path: string, verifier: CallerVerifier): Promise<Caller | undefined> => {
     const origin = originOf(req, selfOrigin)
     if (path === METADATA_PATH || path === `${METADATA_PATH}${PATH}`) {
       if (req.method !== 'GET' && req.method !== 'HEAD') return void refuse(req, res, { status: 405, message: `Method Not Allowed: ${path} answers GET`, headers: { Allow: 'GET, HEAD' } })
@@ -181,7 +197,7 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
       res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'max-age=300' })
       return void res.end(body)
     }
-    let caller: CallContext & { subject: string }
+    let caller: Caller
     try {
       caller = await verifier.verify(authorizationOf(req))
     } catch (err) {
@@ -273,6 +289,7 @@ function validate(opts: McpHttpListenOptions): void {
     bad('identity: callers are verified from their bearer tokens, so a fixed subject, roles or session (--subject/--role/--session, config proxy) cannot be given')
   }
   if (opts.bearerToken !== undefined && (typeof opts.bearerToken !== 'string' || !/^\S+$/.test(opts.bearerToken))) bad('the bearer token must be a non-empty string without spaces')
+  if (opts.maxSessionsPerSubject !== undefined && (!Number.isInteger(opts.maxSessionsPerSubject) || opts.maxSessionsPerSubject < 1)) bad('maxSessionsPerSubject must be a whole number, at least 1')
   if (opts.maxSessions !== undefined && (!Number.isInteger(opts.maxSessions) || opts.maxSessions < 1)) bad('maxSessions must be a whole number, at least 1')
   if (opts.idleSessionMs !== undefined && (!Number.isInteger(opts.idleSessionMs) || opts.idleSessionMs < 1000)) bad('idleSessionMs must be a whole number of milliseconds, at least 1000')
 }
