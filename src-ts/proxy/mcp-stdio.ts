@@ -10,6 +10,11 @@ import type { Readable, Writable } from 'node:stream'
 import { readLines, writeMessage } from './jsonrpc-lines'
 import { McpProxy, type McpProxyOptions } from './mcp'
 
+/** Once the server is gone, how long the client may stay quiet before the proxy stops reading it (ms). */
+const DRAIN_QUIET_MS = 150
+/** Once the server is gone, the longest the proxy keeps answering the client's requests with errors (ms). */
+const DRAIN_MAX_MS = 2000
+
 /** Options of {@link runMcpProxy}. */
 export interface StdioProxyOptions extends McpProxyOptions {
   /** Largest message (one line) from either side, in bytes. */
@@ -20,7 +25,9 @@ export interface StdioProxyOptions extends McpProxyOptions {
  * Runs the proxy between a client (`clientIn` / `clientOut`, e.g. the process's stdin/stdout)
  * and a spawned server process (its stdin/stdout piped). Resolves with the server's exit code
  * once the server has exited (when the client hangs up, the server's stdin is closed and it is
- * given 5 seconds to exit before SIGTERM).
+ * given 5 seconds to exit before SIGTERM). Once the server is gone every request still waiting
+ * is answered with an error, and so is every request the client sends until it has been quiet
+ * for a moment (at most 2 s): no request the client sent goes unanswered.
  */
 export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientOut: Writable, server: ChildProcess): Promise<number> {
   const log = opts.log ?? (() => {})
@@ -52,20 +59,43 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
   return new Promise((resolve) => {
     let done = false
     let killTimer: NodeJS.Timeout | undefined
+    let clientEnded = false
+    let afterExit: (() => void) | undefined
     const exit = (code: number, why: string) => {
       if (done) return
       done = true
       if (killTimer) clearTimeout(killTimer)
       proxy.serverClosed(why)
-      clientIn.pause()
-      // resolve once everything written to the client is flushed
-      if (clientOut.writableLength === 0) resolve(code)
-      else clientOut.write('', () => resolve(code))
+      // What the client already sent gets its answer too (an error): keep reading until it has
+      // been quiet for a moment (or hung up), then stop.
+      let finished = false
+      const finish = () => {
+        if (finished) return
+        finished = true
+        clearTimeout(quiet)
+        clearTimeout(cap)
+        clientIn.off('data', more)
+        clientIn.pause()
+        // resolve once everything written to the client is flushed
+        if (clientOut.writableLength === 0) resolve(code)
+        else clientOut.write('', () => resolve(code))
+      }
+      let quiet = setTimeout(finish, DRAIN_QUIET_MS)
+      const more = () => {
+        clearTimeout(quiet)
+        quiet = setTimeout(finish, DRAIN_QUIET_MS)
+      }
+      const cap = setTimeout(finish, DRAIN_MAX_MS)
+      afterExit = finish
+      if (clientEnded) return finish()
+      clientIn.on('data', more)
+      clientIn.resume()
     }
     readLines(clientIn, opts.maxMessageBytes, (e) => proxy.clientLine(e), (err) => {
       if (err) log(`reading from the client failed: ${err.message}`)
+      clientEnded = true
       proxy.clientClosed()
-      if (done) return
+      if (done) return afterExit?.()
       serverIn.end()
       killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)
       killTimer.unref()

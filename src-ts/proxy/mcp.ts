@@ -118,6 +118,7 @@ export class McpProxy {
   #initialized: 'sent' | undefined
   #initAnswered = false
   #closed = false
+  #closedWhy = 'the MCP server went away'
 
   constructor(opts: McpProxyOptions, sinks: McpProxySinks) {
     this.#opts = opts
@@ -199,7 +200,12 @@ export class McpProxy {
 
   /** A parsed message from the client. */
   fromClient(msg: unknown): void {
-    if (this.#closed) return
+    if (this.#closed) {
+      // the server is gone: a request still gets its answer (an error), never silence
+      if (isObject(msg) && typeof msg.method === 'string' && isId(msg.id)) this.#sinks.toClient(rpcError(msg.id, CONNECTION_CLOSED, `toolgate: ${this.#closedWhy}`), msg.id)
+      else if (Array.isArray(msg)) for (const m of msg) this.fromClient(m)
+      return
+    }
     if (Array.isArray(msg)) {
       // A 2025-03-26 batch: each message is routed on its own (the server answers each).
       for (const m of msg) this.fromClient(m)
@@ -401,10 +407,11 @@ export class McpProxy {
     this.#sinks.toClient(msg)
   }
 
-  /** The server went away: every request still waiting is answered with an error. */
+  /** The server went away: every request still waiting — and every request the client sends from now on — is answered with an error. */
   serverClosed(why: string): void {
     if (this.#closed) return
     this.#closed = true
+    this.#closedWhy = why
     const held = this.#held ?? []
     this.#held = undefined
     for (const m of held) {
