@@ -75,6 +75,9 @@ Streamable HTTP (instead of stdio; one gated session per client, at http://HOST:
   --token-env NAME         clients must send "Authorization: Bearer <token>", the token read
                            from the environment variable NAME (never from the command line;
                            config proxy.bearerTokenEnv)
+  With "identity" in the config (instead of --token-env), every request needs a bearer JWT of
+  the configured issuer; each session is decided for, and belongs to, the verified subject; an
+  HTTP upstream gets proxy.upstreamHeaders, never the client's token (docs/identity.md)
 
 Exit codes: the server's exit code; 2 for a usage, config or pins-file error (and, with
 --listen, an address that cannot be bound); 127 when the server command cannot be run;

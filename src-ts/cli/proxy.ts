@@ -48,6 +48,12 @@ proxy.identityHeaders). These headers are stripped before forwarding and trusted
 run the proxy behind your own authentication. Authorization / x-api-key pass through
 untouched and are never logged.
 
+With "identity" in the config, every request must carry "Authorization: Bearer <JWT>" from
+the configured issuer (401 otherwise; RFC 9728 metadata at /.well-known/oauth-protected-resource):
+the verified token names the caller, the x-toolgate-subject/-roles headers are ignored, the
+client's Authorization is never forwarded, and the upstream's key comes from
+proxy.upstreamHeaders (e.g. authorization: { env: OPENAI_API_KEY }). More: docs/identity.md
+
 Flags:
   --upstream URL         the model API (or config proxy.upstream), e.g. https://api.openai.com
   --port N               port to listen on; 0 picks a free one (the ready line shows it)
