@@ -388,7 +388,7 @@ export function renderReplay(r: ReplayReport, color: boolean): string {
   if (s.confirmAfterDrift) notes.push(`${s.confirmAfterDrift} confirmation steps whose call no longer asks for confirmation (its drift is listed)`)
   if (s.confirmWithoutCall) notes.push(`${s.confirmWithoutCall} confirmation steps whose call was not replayed or is not in this log`)
   if (s.unreadable) notes.push(`${s.unreadable} lines that are not JSON records (run toolgate audit verify)`)
-  if (s.invalid) notes.push(`${s.invalid} records that could not be replayed`)
+  if (s.invalid) notes.push(`${s.invalid} record${s.invalid === 1 ? '' : 's'} that could not be replayed`)
   if (notes.length > 0) {
     out.push('', p.bold('not replayed'))
     for (const n of notes) out.push(`  ${n}`)
