@@ -38,7 +38,7 @@ class ToolGate:
     {'limit': 10}
     """
 
-    __slots__ = ("_gate", "_check", "_tools", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
+    __slots__ = ("_gate", "_check", "_tools", "_writes", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
 
     def __init__(
         self,
@@ -87,6 +87,8 @@ class ToolGate:
         self._gate = _native.Gate(text)
         self._check = self._gate.check
         self._tools = tuple(self._gate.tool_names())
+        tools = parsed.get("tools") if isinstance(parsed, dict) else None
+        self._writes = frozenset(t["name"] for t in tools if isinstance(t, dict) and t.get("writes") is True) if isinstance(tools, list) else frozenset()
 
     @classmethod
     def from_file(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "ToolGate":
@@ -104,6 +106,12 @@ class ToolGate:
     def tools(self) -> tuple:
         """The declared tool names, in config order."""
         return self._tools
+
+    @property
+    def writes_tools(self) -> frozenset:
+        """The declared tools marked ``writes`` (confirm-before-write unless a rule says
+        ``"confirm": false``): adapters ask the user's approval up front for these."""
+        return self._writes
 
     @property
     def public_key(self) -> Optional[str]:
