@@ -346,6 +346,38 @@ describe('streams: every later event about a decided call matches the decision',
   })
 })
 
+describe('streams: Chat Completions and Messages events that restate a call', () => {
+  const chunk = (choice: Json) => ({ data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, logprobs: null, finish_reason: null, ...choice }] } })
+  const body = (stream: boolean) => JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }], tools: CHAT_TOOLS, stream })
+
+  it('chat: a chunk whose choice carries a message snapshot with tool calls stops the stream', async () => {
+    answer = (_q, res) => sse(res, [
+      chunk({ delta: { role: 'assistant', content: 'ok' } }),
+      chunk({ delta: { content: '.' }, message: { role: 'assistant', tool_calls: [fn('call_9', 'delete_all', '{}')] } }),
+      chunk({ delta: {}, finish_reason: 'stop' }),
+      { data: '[DONE]' },
+    ])
+    const text = await (await fetch(`${p.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(true) })).text()
+    expect(text).toContain('toolgate_stream_error')
+    expect(text.split('\n\n').filter((e) => !e.includes('"error"')).join('')).not.toContain('delete_all')
+  })
+
+  it('anthropic: a message_delta carrying a tool_use block stops the stream', async () => {
+    const events: Json[] = [
+      { type: 'message_start', message: { ...message([]), stop_reason: null } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'ok' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null, content: [use('toolu_9', 'delete_all', {})] }, usage: { output_tokens: 1 } },
+      { type: 'message_stop' },
+    ]
+    answer = (_q, res) => sse(res, events.map((e) => ({ event: String(e.type), data: e })))
+    const text = await (await fetch(`${p.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'go' }], tools: ANTHROPIC_TOOLS, stream: true }) })).text()
+    expect(text).toMatch(/event: error\ndata: /)
+    expect(text.split('\n\n').filter((e) => !e.startsWith('event: error')).join('')).not.toContain('delete_all')
+  })
+})
+
 describe('the upstream cut mid-stream', () => {
   const chatEvents: SseEvent[] = [
     { data: { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'ok ' }, logprobs: null, finish_reason: null }] } },

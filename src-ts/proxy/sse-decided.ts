@@ -149,6 +149,13 @@ export class StreamDecisions {
       }
       return
     }
+    if (typeof ev.type === 'string' && !ev.type.startsWith('content_block_')) {
+      // a snapshot riding on any other event (`message_delta`, an event of a newer API …) carries no call
+      for (const holder of [ev.message, ev.delta]) {
+        if (isObj(holder) && Array.isArray(holder.content) && holder.content.some((b) => isObj(b) && b.type === 'tool_use')) this.#fail(`a \`${clip(ev.type)}\` event carrying a tool_use block would be forwarded`)
+      }
+      return
+    }
     const key = `b${String(ev.index)}`
     if (ev.type === 'content_block_start' && isObj(ev.content_block) && ev.content_block.type === 'tool_use') {
       const b = ev.content_block
