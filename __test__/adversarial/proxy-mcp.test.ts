@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { cli, proxyTransport, root, toolText } from '../helpers/mcp-proxy'
 
 const T = 120_000
@@ -98,6 +99,33 @@ describe('requests without an id', () => {
       expect(stderr()).toContain('dropped a `tools/call` request without an id')
     } finally {
       await client.close()
+    }
+  }, T)
+
+  it('over Streamable HTTP (--listen) too: a tools/call notification never reaches the server', async () => {
+    const log = join(dir, 'listen.log')
+    const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', ...naive(log)], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString()
+        const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
+        if (m) resolve(m[1])
+      })
+      child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
+    })
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(url))
+      const client = new Client({ name: 'attacker', version: '1' })
+      await client.connect(transport)
+      await client.notification({ method: 'tools/call', params: { name: 'write_note', arguments: { text: 'pwned-http' } } } as never)
+      expect(toolText(await client.callTool({ name: 'echo', arguments: { tag: 'sync' } }))).toBe('sync')
+      expect(existsSync(join(dir, 'note-pwned-http'))).toBe(false)
+      expect(received(log).filter((m) => m.method === 'tools/call' && !('id' in m))).toEqual([])
+      await transport.terminateSession()
+      await client.close()
+    } finally {
+      child.kill('SIGTERM')
     }
   }, T)
 
