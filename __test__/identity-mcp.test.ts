@@ -202,6 +202,33 @@ describe('mcp-proxy --listen with identity: two users, one listener', () => {
   }, T)
 })
 
+describe('mcp-proxy --listen with identity: each request is decided for its own token', () => {
+  it('a refreshed token with other roles takes effect in the same session, at its next request', async () => {
+    const headers: Record<string, string> = { Authorization: `Bearer ${alice}` }
+    const transport = new StreamableHTTPClientTransport(new URL(listener.url), { requestInit: { headers } })
+    const client = new Client({ name: 'identity-refresh', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const sid = transport.sessionId
+      expect((await client.callTool({ name: 'delete_report', arguments: { id: '21' } })).isError).toBe(true)
+      // promoted: alice's next token also holds admin
+      headers.Authorization = `Bearer ${await sign(ed, { realm_access: { roles: ['analyst', 'admin'] } }, { sub: 'alice' })}`
+      expect(toolText(await client.callTool({ name: 'delete_report', arguments: { id: '21' } }))).toBe('deleted 21')
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['delete_report', 'read_report'])
+      // demoted: a token without roles, same session — nothing is allowed any more
+      headers.Authorization = `Bearer ${await sign(ed, {}, { sub: 'alice' })}`
+      expect((await client.callTool({ name: 'read_report', arguments: { owner: 'alice', id: '22' } })).isError).toBe(true)
+      expect((await client.listTools()).tools).toEqual([])
+      expect(transport.sessionId).toBe(sid)
+      expect(up.ran.filter((r) => r.endsWith(' 21') || r.endsWith(' 22'))).toEqual(['delete_report 21'])
+    } finally {
+      headers.Authorization = `Bearer ${alice}`
+      await transport.terminateSession()
+      await client.close()
+    }
+  }, T)
+})
+
 describe('mcp-proxy --listen with identity: one user cannot take every session', () => {
   it('at most 10 sessions per subject (429 beyond); another user still gets one', async () => {
     const open = async (token: string) => raw(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
