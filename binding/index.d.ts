@@ -14,8 +14,12 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * Raw binding: use `ToolGate` from the package instead.
  */
 export declare class BindingGate {
-  /** Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config. */
-  constructor(configJson: string)
+  /**
+   * Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config.
+   * With `state`, the gate keeps loop, taint and token state in that shared store instead of
+   * its own (the config's `state.maxSessions` then does not apply: the store's bound does).
+   */
+  constructor(configJson: string, state?: BindingState | undefined | null)
   /** The handle to pass to `check` while this object is alive. */
   get handle(): number
   /** Refuses arguments the host could not serialize (see `Gate::check_unreadable`). */
@@ -37,6 +41,23 @@ export declare class BindingGate {
   get hasPolicy(): boolean
   /** Declared tool names, in config order. */
   toolNames(): Array<string>
+}
+
+/**
+ * A process-wide in-memory state store: loop counters, session taint and pending confirmation
+ * tokens, kept per caller session rather than per gate. Gates built with it share that state,
+ * so a gate rebuilt after a tool-list change, or evicted from a cache and built again, keeps
+ * every session's taint, loop counts and tokens. Raw binding: use `GateState` from the package.
+ */
+export declare class BindingState {
+  /**
+   * A store holding at most `maxSessions` sessions and as many pending tokens (default
+   * 100000, at least 1; least recently used forgotten first, a forgotten session reading as
+   * tainted at the top label).
+   */
+  constructor(maxSessions?: number | undefined | null)
+  /** The session bound this store was made with. */
+  get maxSessions(): number
 }
 
 /** One guarded model stream (raw binding: use `gate.stream(...)` from the package instead). */

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.BindingGate = nativeBinding.BindingGate
+module.exports.BindingState = nativeBinding.BindingState
 module.exports.BindingStream = nativeBinding.BindingStream
 module.exports.check = nativeBinding.check
 module.exports.checkAs = nativeBinding.checkAs

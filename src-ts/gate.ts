@@ -6,6 +6,7 @@ import { bareContextText, contextText } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
 import { toToolGateError, ToolGateError } from './errors'
 import { native, type BindingGate } from './native'
+import { GateState } from './state'
 import { filterToolList } from './tools'
 import { engineQuestions, jsonText, payloadText, readTurnWire } from './turn'
 import { ToolCallStream, type StreamOptions } from './stream'
@@ -116,6 +117,9 @@ export class ToolGate {
       text = prepared.text
       sinks = prepared.audit
     }
+    if (options?.state !== undefined && !(options.state instanceof GateState)) {
+      throw new ToolGateError('E_CONFIG', 'options.state: expected a GateState (new GateState())')
+    }
     if (options?.onAudit !== undefined) {
       if (typeof options.onAudit !== 'function') throw new ToolGateError('E_CONFIG', 'options.onAudit: expected a function')
       sinks = { ...sinks, onAudit: options.onAudit }
@@ -123,7 +127,7 @@ export class ToolGate {
     this.#native = native()
     const { BindingGate: Binding, check } = this.#native
     try {
-      this.#binding = new Binding(text)
+      this.#binding = new Binding(text, options?.state?.binding)
     } catch (err) {
       throw toToolGateError(err, 'E_CONFIG')
     }

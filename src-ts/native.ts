@@ -3,6 +3,7 @@
 // checkout.
 import type {
   BindingGate as BindingGateClass,
+  BindingState as BindingStateClass,
   BindingStream as BindingStreamClass,
   check as checkFn,
   checkAs as checkAsFn,
@@ -17,6 +18,7 @@ import { ToolGateError } from './errors'
 
 type BindingModule = {
   BindingGate: typeof BindingGateClass
+  BindingState: typeof BindingStateClass
   BindingStream: typeof BindingStreamClass
   check: typeof checkFn
   checkAs: typeof checkAsFn

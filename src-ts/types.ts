@@ -228,6 +228,12 @@ export interface ToolGateOptions {
    * function, besides the sinks the config's `audit` block names. Needs an `audit` block.
    */
   onAudit?: (line: string) => void
+  /**
+   * Keep loop counters, session taint and confirmation tokens in this shared store instead of
+   * the gate's own, so gates of one process that serve the same callers (a gate rebuilt after a
+   * tool-list change, one evicted from a cache) keep the callers' state. See {@link GateState}.
+   */
+  state?: import('./state').GateState
 }
 
 /** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */

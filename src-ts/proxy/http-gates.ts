@@ -7,9 +7,11 @@
 // in the request and with one they stay only when a rule allows them.
 //
 // One gate per distinct set of learned definitions, compiled once and kept in an LRU (default 64
-// gates): requests declaring the same tools share a gate, and with it their loop and taint state
-// (which is per gate — a conversation whose tool list changes moves to another gate's state).
-// Requests declaring no tool beyond the config's all share the config's own gate.
+// gates): requests declaring the same tools share a gate. Requests declaring no tool beyond the
+// config's all share the config's own gate. Loop, taint and confirmation state belongs to the
+// caller's session, not to a gate: every gate of the cache keeps it in one shared `GateState`,
+// so a conversation whose tool list changes, or whose gate was evicted (another client can force
+// that with 65 distinct tool lists), keeps its taint, loop counts and tokens.
 //
 // Audit: every gate records through its own trail; trails of one process writing one file (or
 // stdout) share its hash chain (src-ts/audit/trail.ts), so the file holds one chain whatever the
@@ -18,6 +20,7 @@ import { createHash } from 'node:crypto'
 
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
+import { GateState } from '../state'
 import type { ToolConfig, ToolGateConfig } from '../types'
 import type { ApiDialect } from './http-upstream'
 
@@ -108,6 +111,8 @@ export interface GateCacheOptions {
   max?: number
   /** Told when a request's tool schema cannot be compiled (that tool is left out). */
   log?: (line: string) => void
+  /** The state store every gate of the cache shares (default: a new one, bounded by the config's `state.maxSessions`). */
+  state?: GateState
 }
 
 /**
@@ -121,6 +126,7 @@ export class GateCache {
   readonly #max: number
   readonly #log: (line: string) => void
   readonly #base: ToolGate
+  readonly #state: GateState
   readonly #gates = new Map<string, ToolGate>()
   /** A request's exact tools text (with its dialect) → its gate's key (`''`: the config's own gate). */
   readonly #byText = new Map<string, string>()
@@ -132,7 +138,13 @@ export class GateCache {
     this.#max = Math.max(1, opts.max ?? DEFAULT_GATE_CACHE)
     this.#log = opts.log ?? (() => undefined)
     this.#config = opts.config
-    this.#base = new ToolGate(opts.config)
+    this.#state = opts.state ?? new GateState({ maxSessions: opts.config.state?.maxSessions })
+    this.#base = new ToolGate(opts.config, { state: this.#state })
+  }
+
+  /** The state store every gate of this cache shares. */
+  get state(): GateState {
+    return this.#state
   }
 
   /** The config's own gate (for requests declaring no tool beyond the config's). */
@@ -212,7 +224,7 @@ export class GateCache {
     const replaced = new Set(extra.map((t) => t.name))
     const kept = [...this.#configTools.values()].filter((t) => !replaced.has(t.name))
     try {
-      return new ToolGate({ ...this.#config, tools: [...extra, ...kept] })
+      return new ToolGate({ ...this.#config, tools: [...extra, ...kept] }, { state: this.#state })
     } catch (err) {
       if (!(err instanceof ToolGateError) || err.code !== 'E_CONFIG') throw err
     }
@@ -227,6 +239,6 @@ export class GateCache {
         return false
       }
     })
-    return new ToolGate({ ...this.#config, tools: [...ok, ...kept] })
+    return new ToolGate({ ...this.#config, tools: [...ok, ...kept] }, { state: this.#state })
   }
 }

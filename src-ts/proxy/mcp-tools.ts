@@ -3,6 +3,7 @@
 // from the learned tools merged with the configured ones. The router (mcp.ts) feeds it every
 // tools/list answer and asks it, per call, for the gate and whether the tool is still approved.
 import { ToolGate } from '../gate'
+import { GateState } from '../state'
 import type { ToolConfig, ToolGateConfig } from '../types'
 import { fingerprint, type PinnedField, type ToolFingerprint, type ToolPins } from './mcp-pins'
 
@@ -20,14 +21,18 @@ export interface McpToolSetOptions {
   allowlist: boolean
   pins: ToolPins
   log: (line: string) => void
+  /** The state store the gates share (default: a new one for this tool set, bounded by the config's `state.maxSessions`). */
+  state?: GateState
 }
 
 /**
  * The server's tools as last listed, pinned, and the gate over them. The constructor builds
  * the gate from the config alone (throws `ToolGateError` `E_CONFIG` for a broken config); every
  * {@link adopt} pins the definitions (logging each change once) and rebuilds the gate only when
- * a tool or an input schema changed, so gate state (loop, taint, confirmation tokens) survives
- * repeated identical lists. A server schema the gate cannot compile leaves that tool out.
+ * a tool or an input schema changed. Every gate it builds keeps loop, taint and confirmation
+ * state in one shared {@link GateState}, so a rebuilt gate keeps it: a model that can make the
+ * server announce `list_changed` cannot clear its session's taint that way. A server schema the
+ * gate cannot compile leaves that tool out.
  */
 export class McpToolSet {
   readonly #config: ToolGateConfig | undefined
@@ -35,6 +40,7 @@ export class McpToolSet {
   readonly #configTools: Map<string, ToolConfig>
   readonly #pins: ToolPins
   readonly #log: (line: string) => void
+  readonly #state: GateState
   /** The tools learned from the server (name → definition), in the server's order. */
   #learned = new Map<string, Learned>()
   /** What the gate was last built from (tool names and schema hashes): unchanged, no rebuild. */
@@ -49,7 +55,13 @@ export class McpToolSet {
     this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
     this.#pins = opts.pins
     this.#log = opts.log
+    this.#state = opts.state ?? new GateState({ maxSessions: opts.config?.state?.maxSessions })
     this.#gate = this.#build()
+  }
+
+  /** The state store every gate of this tool set keeps loop, taint and token state in. */
+  get state(): GateState {
+    return this.#state
   }
 
   /** The gate in use now. */
@@ -128,7 +140,7 @@ export class McpToolSet {
       tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
     }
     try {
-      return new ToolGate({ ...base, tools: [...learned, ...tools] })
+      return new ToolGate({ ...base, tools: [...learned, ...tools] }, { state: this.#state })
     } catch (err) {
       if (learned.length === 0) throw err
     }
@@ -142,7 +154,7 @@ export class McpToolSet {
         return false
       }
     })
-    return new ToolGate({ ...base, tools: [...ok, ...tools] })
+    return new ToolGate({ ...base, tools: [...ok, ...tools] }, { state: this.#state })
   }
 }
 

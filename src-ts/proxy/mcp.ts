@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 
 import { ToolGate } from '../gate'
+import type { GateState } from '../state'
 import type { CallContext, ToolGateConfig, Verdict } from '../types'
 import { RECEIPT_META } from '../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
@@ -31,6 +32,9 @@ export interface McpProxyOptions {
   /** The approved tool definitions (share one store between proxies fronting the same server).
    *  Default: a store of this proxy's own, in memory, accepting no changes. */
   pins?: ToolPins
+  /** The store of loop, taint and confirmation state (share one between proxies serving the same
+   *  callers, as the Streamable HTTP listener does across its sessions). Default: this proxy's own. */
+  state?: GateState
   /** Longest wait in ms for the user to approve a call by elicitation (never beyond the
    *  confirmation token's expiry, which is also the default). */
   confirmTimeoutMs?: number
@@ -125,7 +129,7 @@ export class McpProxy {
     this.#sinks = sinks
     this.#log = opts.log ?? (() => {})
     // throws ToolGateError E_CONFIG for a broken config
-    this.#tools = new McpToolSet({ config: opts.config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log })
+    this.#tools = new McpToolSet({ config: opts.config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log, state: opts.state })
     this.#confirm = new McpConfirmations(
       { timeoutMs: opts.confirmTimeoutMs },
       { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },

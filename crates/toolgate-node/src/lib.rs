@@ -11,6 +11,7 @@
 //! - `\n OUTCOME \n REASON \n FACTS \n MESSAGE`: refused (FACTS may be empty; it also carries a
 //!   `confirm` outcome's `confirmation`).
 
+mod state;
 mod stream;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -161,10 +162,17 @@ impl Drop for BindingGate {
 #[napi]
 impl BindingGate {
     /// Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config.
+    /// With `state`, the gate keeps loop, taint and token state in that shared store instead of
+    /// its own (the config's `state.maxSessions` then does not apply: the store's bound does).
     #[napi(constructor)]
-    pub fn new(config_json: String) -> std::result::Result<Self, Error<String>> {
-        match catch_unwind(|| Gate::from_json(&config_json)) {
+    pub fn new(config_json: String, state: Option<&state::BindingState>) -> std::result::Result<Self, Error<String>> {
+        let shared = state.map(|s| Arc::clone(&s.store));
+        match catch_unwind(move || Gate::from_json(&config_json)) {
             Ok(Ok(gate)) => {
+                let gate = match shared {
+                    Some(store) => gate.with_store(store),
+                    None => gate,
+                };
                 let gate = Arc::new(gate);
                 Ok(BindingGate { handle: register(Arc::clone(&gate)), gate })
             }
