@@ -15,6 +15,7 @@ import type { CallerVerifier } from '../identity/verifier'
 import type { CallContext } from '../types'
 import type { McpProxyOptions } from './mcp'
 import { ToolPins } from './mcp-pins'
+import { GateState } from '../state'
 import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
 import { McpHttpSession } from './mcp-http-session'
 import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
@@ -95,7 +96,13 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const perSubject = opts.maxSessionsPerSubject ?? DEFAULT_SESSIONS_PER_SUBJECT
   // The same config, context and pin store for every session: a server cannot swap a tool
   // between one session and the next (without `pins`, one in-memory store of the listener's).
-  const proxy: McpProxyOptions = { ...proxyOpts, pins: proxyOpts.pins ?? new ToolPins() }
+  // One state store too: loop, taint and tokens belong to the caller's session scope, not to an
+  // MCP session, so a caller cannot shed its taint by opening a new MCP session.
+  const proxy: McpProxyOptions = {
+    ...proxyOpts,
+    pins: proxyOpts.pins ?? new ToolPins(),
+    state: proxyOpts.state ?? new GateState({ maxSessions: proxyOpts.config?.state?.maxSessions }),
+  }
   let closing = false
   /** Where this listener is reached when a request's `Host` cannot say (set once listening). */
   let selfOrigin = 'http://127.0.0.1'
