@@ -4,7 +4,6 @@
 // @modelcontextprotocol/server-filesystem — whether the write ran is read off the disk — and a
 // small SDK-built server that logs every message it receives (to prove what never reached it)
 // and echoes the receipt it got in `_meta`.
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -15,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { ToolGate, verifyReceipt } from '../src-ts/index'
-import { cli, proxyTransport, root, toolText } from './helpers/mcp-proxy'
+import { proxyTransport, rawMcpProxy, root, toolText } from './helpers/mcp-proxy'
 
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const req = createRequire(join(root, 'package.json'))
@@ -240,32 +239,4 @@ describe('toolgate mcp-proxy: a tool swapped while the user is asked', () => {
 })
 
 /** The proxy in a child process, driven line by line. */
-function rawProxy(flags: string[], server: string[]) {
-  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', ...server], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
-  const lines: Record<string, unknown>[] = []
-  const seen: Record<string, unknown>[] = []
-  const waiters: (() => void)[] = []
-  let buf = ''
-  child.stderr.resume()
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString()
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const m = JSON.parse(buf.slice(0, i)) as Record<string, unknown>
-      lines.push(m)
-      seen.push(m)
-      buf = buf.slice(i + 1)
-      waiters.splice(0).forEach((w) => w())
-    }
-  })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n')
-  const next = async (pred: (m: Record<string, unknown>) => boolean) => {
-    for (;;) {
-      const i = lines.findIndex(pred)
-      if (i >= 0) return lines.splice(i, 1)[0]
-      await new Promise<void>((r) => waiters.push(r))
-    }
-  }
-  return { child, send, next, exited, lines: seen }
-}
+const rawProxy = rawMcpProxy

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { cli, proxyTransport, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
+import { cli, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const T = 60_000
@@ -169,38 +169,7 @@ rl.on('line', (line) => {
 `
 
 /** The proxy in a child process, driven line by line (to see raw answers and its exit code). */
-function rawProxy(flags: string[] = [], server: string[] = [process.execPath, '-e', TINY]) {
-  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', ...server], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
-  const lines: Record<string, unknown>[] = []
-  const waiters: (() => void)[] = []
-  let buf = ''
-  let stderr = ''
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString()
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buf.slice(0, i)))
-      buf = buf.slice(i + 1)
-      waiters.splice(0).forEach((w) => w())
-    }
-  })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const send = (m: unknown) => child.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n')
-  const next = async (pred: (m: Record<string, unknown>) => boolean) => {
-    for (;;) {
-      const i = lines.findIndex(pred)
-      if (i >= 0) return lines.splice(i, 1)[0]
-      await new Promise<void>((r) => waiters.push(r))
-    }
-  }
-  const handshake = async () => {
-    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
-    await next((m) => m.id === 0)
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
-  }
-  return { child, send, next, exited, handshake, stderr: () => stderr, lines }
-}
+const rawProxy = (flags: string[] = [], server: string[] = [process.execPath, '-e', TINY]) => rawMcpProxy(flags, server)
 
 describe('toolgate mcp-proxy: ids, bad lines, the server exiting', () => {
   it('keeps client and server id spaces apart and repairs before forwarding', async () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { cli, proxyTransport, root, toolText } from '../helpers/mcp-proxy'
+import { cli, proxyTransport, rawMcpProxy, root, toolText } from '../helpers/mcp-proxy'
 
 const T = 120_000
 let dir: string
@@ -57,30 +57,7 @@ rl.on('line', (line) => {
 const naive = (log: string, killAfter = 0, listDelayMs = 0) => [process.execPath, '-e', NAIVE, log, dir, String(killAfter), String(listDelayMs)]
 const received = (log: string): Record<string, unknown>[] => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : [])
 
-/** The proxy in a child process, driven with raw lines. */
-function rawProxy(server: string[]) {
-  const child = spawn(process.execPath, [cli, 'mcp-proxy', '--', ...server], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
-  const lines: Record<string, unknown>[] = []
-  let buf = ''
-  let stderr = ''
-  const waiters: (() => void)[] = []
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString()
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buf.slice(0, i)) as Record<string, unknown>)
-      buf = buf.slice(i + 1)
-    }
-    waiters.splice(0).forEach((w) => w())
-  })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + '\n')
-  const until = async (pred: () => boolean) => {
-    while (!pred()) await new Promise<void>((r) => waiters.push(r))
-  }
-  return { child, lines, send, until, exited, stderr: () => stderr }
-}
+const rawProxy = (server: string[]) => rawMcpProxy([], server)
 
 describe('requests without an id', () => {
   it('a tools/call sent as a notification never reaches the server (the SDK client sends it)', async () => {

@@ -1,7 +1,8 @@
 // Test helpers for `toolgate mcp-proxy`: the built CLI (dist/cli/main.js, from `npm run
-// build:ts`) as an SDK client's stdio transport or as a plain command, and reading a tool
-// result's text.
-import { spawn } from 'node:child_process'
+// build:ts`) as an SDK client's stdio transport, as a plain command, or driven with raw JSON-RPC
+// lines; and reading a tool result's text.
+import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
 import { join } from 'node:path'
 
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -36,3 +37,61 @@ export function runMcpProxyCli(args: string[]): Promise<{ code: number | null; o
 export const toolResult = (r: unknown): CallToolResult => CallToolResultSchema.parse(r) as CallToolResult
 /** The text of a tool result's first content block. */
 export const toolText = (r: unknown): string => (toolResult(r).content[0] as { text: string }).text
+
+/** A `toolgate mcp-proxy` child driven with raw JSON-RPC lines (see {@link rawMcpProxy}). */
+export interface RawMcpProxy {
+  child: ChildProcessByStdio<Writable, Readable, Readable>
+  /** Writes one message (an object, or a line as it is) to the proxy's stdin. */
+  send(m: unknown): void
+  /** The first message not yet taken that matches `pred` (waits for it), taken. */
+  next(pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>
+  /** Waits until `pred()` holds (checked after every line the proxy writes). */
+  until(pred: () => boolean): Promise<void>
+  /** initialize (id 0) and notifications/initialized, as a client does. */
+  handshake(): Promise<void>
+  /** Every message the proxy wrote to stdout so far, taken or not. */
+  lines: Record<string, unknown>[]
+  stderr(): string
+  exited: Promise<number | null>
+}
+
+/** Spawns `node dist/cli/main.js mcp-proxy FLAGS -- SERVER…` with piped stdio, to see raw answers and its exit code. */
+export function rawMcpProxy(flags: string[], server: string[]): RawMcpProxy {
+  const child = spawn(process.execPath, [cli, 'mcp-proxy', ...flags, '--', ...server], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] })
+  const lines: Record<string, unknown>[] = []
+  const untaken: Record<string, unknown>[] = []
+  const waiters: (() => void)[] = []
+  let buf = ''
+  let stderr = ''
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString()
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const m = JSON.parse(buf.slice(0, i)) as Record<string, unknown>
+      lines.push(m)
+      untaken.push(m)
+      buf = buf.slice(i + 1)
+    }
+    waiters.splice(0).forEach((w) => w())
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const send = (m: unknown) => void child.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n')
+  const wait = () => new Promise<void>((r) => waiters.push(r))
+  const next = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const i = untaken.findIndex(pred)
+      if (i >= 0) return untaken.splice(i, 1)[0]
+      await wait()
+    }
+  }
+  const until = async (pred: () => boolean) => {
+    while (!pred()) await wait()
+  }
+  const handshake = async () => {
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+    await next((m) => m.id === 0)
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  }
+  return { child, send, next, until, handshake, lines, stderr: () => stderr, exited }
+}
