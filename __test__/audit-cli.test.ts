@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, verifyReceipt, type ToolGateConfig } from '../src-ts/index'
+import { runCli } from './helpers/cli'
 
 const root = join(__dirname, '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 
 let dir: string
 let n = 0
@@ -18,12 +18,7 @@ let n = 0
 const fresh = (name: string) => join(dir, `${n++}-${name}`)
 
 /** Runs the CLI; stdout is a pipe, so no color. */
-function run(args: string[], env: Record<string, string> = {}) {
-  const e = { ...process.env, ...env }
-  delete e.FORCE_COLOR
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: 'utf8', env: e })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, dir, env)
 
 function verifyJson(...files: string[]) {
   const r = run(['audit', 'verify', ...files, '--format', 'json'])

@@ -8,28 +8,21 @@
 // - Text from a tampered line cannot repaint the report (escape sequences, bidi overrides).
 // - One hostile record does not stop replay or lose the drift found before it.
 import { createHash } from 'node:crypto'
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, ToolGateError, type ToolGateConfig } from '../../src-ts/index'
+import { runCli } from '../helpers/cli'
 
-const root = join(__dirname, '..', '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 const KEY = 'k3y-0f-the-audit-chain-2026-long-enough'
 
 let dir: string
 let n = 0
 const fresh = (name: string) => join(dir, `${n++}-${name}`)
 
-function run(args: string[], env: Record<string, string> = {}) {
-  const e = { ...process.env, ...env }
-  delete e.FORCE_COLOR
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: 'utf8', env: e })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, dir, env)
 const verify = (...args: string[]) => {
   const r = run(['audit', 'verify', ...args, '--format', 'json'], { AUDIT_KEY: KEY })
   return { ...r, report: r.stdout === '' ? undefined : JSON.parse(r.stdout) }

@@ -11,9 +11,9 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate } from '../../src-ts/index'
+import { runCli } from '../helpers/cli'
 
 const root = join(__dirname, '..', '..')
-const cli = join(root, 'dist', 'cli', 'main.js')
 const dist = join(root, 'dist', 'index.js')
 
 let dir: string
@@ -38,9 +38,9 @@ function fromFileInChild(path: string, env: Record<string, string> = {}) {
 }
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: 'utf8', timeout: 10_000, env: { ...process.env, ...env } })
+  const r = runCli(args, dir, env, 10_000)
   expect(r.signal, `the CLI was ended by ${r.signal}: ${r.stderr}`).toBeNull()
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  return r
 }
 
 let fifo: string
