@@ -23,6 +23,7 @@ import { ToolGate, ToolGateError, verifyReceipt } from '../src-ts/index'
 import { deferredLog } from '../src-ts/cli/log'
 import { GateCache } from '../src-ts/proxy/http-gates'
 import { decidedAnswer } from '../src-ts/proxy/http-rewrite'
+import { redactUrl } from '../src-ts/proxy/redact-url'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
 import { call, CHAT_TURN, MESSAGE_TURN, use } from './helpers/turns'
@@ -789,5 +790,15 @@ describe('the proxies\' stderr log (src-ts/cli/log.ts)', () => {
     expect(log.dropped).toBe(6)
     await new Promise((r) => setImmediate(r))
     expect(writes).toHaveLength(2)
+  })
+
+  it('never writes URL credentials: user:password@ and secret query values are scrubbed', () => {
+    const writes: string[] = []
+    const log = deferredLog('p: ', { write: (t) => writes.push(t) })
+    log('upstream https://alice:s3cr3t@api.example.com/v1 failed')
+    log('GET http://h/x?api_key=sk-123&limit=5&TOKEN=t-9 and key=k-1, page=2')
+    log.flush()
+    expect(writes[0]).toBe('p: upstream https://***@api.example.com/v1 failed\np: GET http://h/x?api_key=***&limit=5&TOKEN=*** and key=*** page=2\n') // a value runs to the next space
+    expect(redactUrl('https://u:pw@h/p?access_token=a&q=1')).toBe('https://***@h/p?access_token=***&q=1')
   })
 })

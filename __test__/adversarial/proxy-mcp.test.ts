@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { cli, proxyTransport, rawMcpProxy, root, toolText } from '../helpers/mcp-proxy'
+import { cli, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from '../helpers/mcp-proxy'
 
 const T = 120_000
 let dir: string
@@ -122,6 +122,35 @@ describe('requests without an id', () => {
       p.child.stdin.end()
       await p.exited
     }
+  }, T)
+})
+
+describe('credentials in upstream URLs are never printed', () => {
+  it('mcp-proxy --upstream-url with user:password@ or a token= query', async () => {
+    const usage = await runMcpProxyCli(['--listen', '127.0.0.1:0', '--upstream-url', 'ftp://bob:hunter2-pw@host/mcp?token=tok-999'])
+    expect(usage.code).toBe(2)
+    expect(usage.err).toContain('--upstream-url needs an http:// or https:// URL')
+    expect(usage.err).not.toContain('hunter2-pw')
+    expect(usage.err).not.toContain('tok-999')
+    // a session in front of an upstream that cannot be reached: its failure is logged, the URL scrubbed
+    const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--upstream-url', 'http://bob:hunter2-pw@127.0.0.1:1/mcp?token=tok-999'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const url = await new Promise<string>((resolve) => child.stderr.on('data', () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
+      if (m) resolve(m[1])
+    }))
+    try {
+      const client = new Client({ name: 'c', version: '1' })
+      await client.connect(new StreamableHTTPClientTransport(new URL(url))).catch(() => undefined)
+      await client.close().catch(() => undefined)
+    } finally {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
+    expect(stderr).toMatch(/127\.0\.0\.1:1/)
+    expect(stderr).not.toContain('hunter2-pw')
+    expect(stderr).not.toContain('tok-999')
   }, T)
 })
 
