@@ -56,6 +56,11 @@ export function prepareConfig(config: Json, baseDir?: string, text?: string): Pr
         changed = true
       }
     }
+    if (typeof a.chainKeyFile === 'string' && at(a.chainKeyFile) !== a.chainKeyFile) {
+      // absolute, so a host that builds gates from this text (the proxies) reads the same file
+      out.audit = { ...(out.audit as Json), chainKeyFile: at(a.chainKeyFile) }
+      changed = true
+    }
     if (typeof a.maxFileBytes === 'number') audit.maxFileBytes = a.maxFileBytes
     if (a.stdout === true) audit.stdout = true
     const key = chainKeyOf(a, at)

@@ -133,6 +133,13 @@ describe('the CLI: configs, proposed policies and logs', () => {
     expect(run(['audit', 'verify', dir]).code).toBe(2)
   })
 
+  it('the proxies read their --config the same way (exit 2, naming the path)', () => {
+    const proxy = run(['proxy', '--config', fifo, '--upstream', 'http://127.0.0.1:9', '--port', '0'])
+    expect([proxy.code, proxy.stderr]).toEqual([2, expect.stringContaining(`config file ${fifo}: is a FIFO (named pipe)`)])
+    const mcp = run(['mcp-proxy', '--config', '/dev/zero', '--', process.execPath, '-e', ''])
+    expect([mcp.code, mcp.stderr]).toEqual([2, expect.stringContaining('config file /dev/zero: is a character device')])
+  })
+
   it('a proposed JSON policy with a duplicate key is refused (JSON.parse would keep the last one)', () => {
     const log = fresh('b.jsonl')
     writeFileSync(log, '')

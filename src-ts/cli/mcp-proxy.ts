@@ -1,9 +1,8 @@
 // `toolgate mcp-proxy`: front an MCP server (spawned, stdio) and gate the client's tools/call.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { dirname, extname, isAbsolute, resolve } from 'node:path'
-import { parse as parseYaml } from 'yaml'
+import { isAbsolute, resolve } from 'node:path'
 
+import { loadConfigFile } from '../config-file'
 import { ToolGate } from '../gate'
 import { runMcpProxy, type McpProxyOptions } from '../proxy/mcp'
 import { listenMcpHttp } from '../proxy/mcp-http'
@@ -260,16 +259,15 @@ function listenAddress(v: string): { host: string; port: number } | undefined {
  */
 function loadConfig(path: string): ToolGateConfig {
   ToolGate.fromFile(path) // the gate's own checks and error messages, naming the file
-  const raw = readFileSync(path, 'utf8')
-  const ext = extname(path).toLowerCase()
-  const config = (ext === '.yaml' || ext === '.yml' ? parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true }) : JSON.parse(raw)) as ToolGateConfig
-  const dir = dirname(resolve(path))
+  const { config: parsed, dir } = loadConfigFile(path) // a regular file within a bound, YAML aliases bounded
+  const config = parsed as unknown as ToolGateConfig
   const at = (p: string) => (isAbsolute(p) ? p : resolve(dir, p))
   if (config.audit?.stdout === true) {
     throw new Error(`config file ${path}: \`audit.stdout\` cannot be used with mcp-proxy (stdout carries the protocol); use \`audit.jsonl\``)
   }
   if (typeof config.audit?.jsonl === 'string') config.audit = { ...config.audit, jsonl: at(config.audit.jsonl) }
   if (typeof config.receipts?.privateKeyFile === 'string') config.receipts = { ...config.receipts, privateKeyFile: at(config.receipts.privateKeyFile) }
+  if (typeof config.audit?.chainKeyFile === 'string') config.audit = { ...config.audit, chainKeyFile: at(config.audit.chainKeyFile) }
   if (typeof config.proxy?.pinsFile === 'string') config.proxy = { ...config.proxy, pinsFile: at(config.proxy.pinsFile) }
   return config
 }

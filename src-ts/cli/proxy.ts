@@ -1,10 +1,9 @@
 // `toolgate proxy`: an OpenAI / Anthropic compatible HTTP proxy in front of a model API, gating
 // the tools a request offers and the tool calls the model answers with (src-ts/proxy/http.ts).
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { dirname, extname, resolve } from 'node:path'
-import { parse as parseYaml } from 'yaml'
+import { dirname, resolve } from 'node:path'
 
+import { loadConfigFile } from '../config-file'
 import { prepareConfig } from '../config-host'
 import { ToolGateError } from '../errors'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
@@ -107,28 +106,8 @@ const SPEC = {
  * Errors are `E_CONFIG` naming the file.
  */
 export function loadProxyConfig(path: string): ToolGateConfig {
-  let raw: string
-  try {
-    raw = readFileSync(path, 'utf8')
-  } catch (err) {
-    throw new ToolGateError('E_CONFIG', `config file ${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
-  }
-  let parsed: unknown
-  const yaml = (): unknown => parseYaml(raw, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: true })
-  try {
-    if (extname(path).toLowerCase() === '.json') {
-      parsed = JSON.parse(raw)
-      // JSON.parse keeps the last of two equal keys; the gate refuses them (the YAML reader finds them)
-      try {
-        yaml()
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 'DUPLICATE_KEY') throw err
-      }
-    } else parsed = yaml()
-  } catch (err) {
-    throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`)
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ToolGateError('E_CONFIG', `config file ${path}: expected an object`)
+  // the one config reader: a regular file within a bound, YAML aliases bounded, duplicate keys refused
+  const parsed = loadConfigFile(path).config
   let config: ToolGateConfig
   try {
     config = JSON.parse(prepareConfig(parsed as Record<string, unknown>, dirname(resolve(path))).text) as ToolGateConfig
