@@ -50,6 +50,8 @@ export type Reason =
   | 'audit_unavailable'
   | 'confirm_required'
   | 'token_invalid'
+  | 'state_unavailable'
+  | 'rate_limited'
 
 /** The kinds of repair (SPEC.md "Coercion matrix"). */
 export type FlagCode =
@@ -236,6 +238,37 @@ export interface ToolGateOptions {
   state?: import('./state').GateState
 }
 
+
+/** `state`: where the gate's state lives (docs/state.md). */
+export interface StateConfig {
+  /** Sessions kept in memory (LRU, default 100000); a forgotten session counts as tainted at the top label. */
+  maxSessions?: number
+  /** Keep state in Redis, shared by every process using the same URL and key prefix. Sync `check`/`guard`/`confirm` then throw `E_ASYNC`: use the async methods. */
+  redis?: RedisStateConfig
+}
+
+/** `state.redis`. */
+export interface RedisStateConfig {
+  /** `redis://[user:password@]host[:port][/db]`, `rediss://…` or `redis+unix:///path`. */
+  url: string
+  /** Prefix of every key (default `toolgate:`). */
+  keyPrefix?: string
+  /** Bound of each round trip (connect, write, read), ms (default 50); past it the call is denied `state_unavailable`. */
+  timeoutMs?: number
+}
+
+/** One `rateLimits` entry: at most `max` allowed calls of the matching tools per caller in each window. */
+export interface RateLimitConfig {
+  /** Tool-name globs; one count is shared by every tool the entry covers. */
+  tools: string[]
+  /** `'subject'`: per user (a caller without a subject counts in its session); `'session'`: per loop/taint scope. */
+  per: 'subject' | 'session'
+  /** Allowed calls per window (at least 1). */
+  max: number
+  /** The window in seconds; windows are fixed, aligned on the Unix epoch. */
+  windowSeconds: number
+}
+
 /** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
 export interface ToolGateConfig {
   version?: 1
@@ -267,8 +300,10 @@ export interface ToolGateConfig {
   loop?: LoopConfig
   /** Confirm-before-write: how long a token stays valid (default 300 s). */
   confirm?: { ttlSeconds?: number }
-  /** In-memory state bounds: sessions kept (LRU, default 100000); a forgotten session counts as tainted at the top label. */
-  state?: { maxSessions?: number }
+  /** Where loop counters, taint, rate counters and confirmation tokens live (docs/state.md): in memory (sessions kept, LRU, default 100000; a forgotten session counts as tainted at the top label), or in Redis shared by every process (`redis`). */
+  state?: StateConfig
+  /** Calls per caller per fixed window; a call over a limit is denied `rate_limited` with when to retry (docs/state.md). */
+  rateLimits?: RateLimitConfig[]
   /** `'shadow'`: policy-level refusals (`deny_rule`, `no_rule`, `engine`, `loop`, `taint`) are recorded but let through (`shadow`, `wouldBe` on the verdict). Default `'enforce'`. */
   mode?: 'enforce' | 'shadow'
   /** Signed receipts for allowed calls (`verdict.receipt`, `gate.publicKey`): the ed25519 seed from an environment variable, a file (relative to the config file) or inline (base64url); none of them: a key generated at start. */

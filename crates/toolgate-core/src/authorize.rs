@@ -10,7 +10,7 @@ use crate::gate::{Gate, Tool};
 use crate::policy::resource::ResolveError;
 use crate::policy::scope::Scope;
 use crate::policy::RuleVerdict;
-use crate::state::{canonical_key, new_token, PendingConfirm, EVICTED};
+use crate::state::{canonical_key, new_token, LoopCheck, PendingConfirm, Settle, StateError, EVICTED};
 use crate::verdict::{Confirmation, Reason, RulesAnswer, Verdict};
 
 /// What a plugged engine answered for one call.
@@ -143,25 +143,56 @@ impl Gate {
                 (EngineAnswer::Delegate, None) => return self.no_rule(t, rules, resource),
             },
         };
-        let scope_key = who.ctx.state_scope();
-        let store = self.store();
+        let needs_confirm = match confirm_rule {
+            Some(true) => true,
+            Some(false) => false,
+            None => decl.writes,
+        };
+        let asking = needs_confirm && !who.confirming;
+        // the audit check comes after loop, taint and rate limits (their refusals win), so a call
+        // the audit cannot record is settled without recording and refused after
+        let audit_blocks = !asking && self.audit().is_some_and(|a| !a.admits());
         let loop_guard = decl.loop_guard.or(self.loop_guard());
-        let loop_key = loop_guard.map(|_| canonical_key(&t.name, v.arguments.as_ref().unwrap_or(&Value::Null)));
-        if let (Some(l), Some(key)) = (loop_guard, loop_key) {
-            let since = who.now_ms.saturating_sub(l.window_seconds.saturating_mul(1000));
-            let seen = store.loop_count(scope_key, key, since);
-            if seen >= l.max_identical && shadow {
+        let loop_check = loop_guard.map(|l| LoopCheck {
+            key: canonical_key(&t.name, v.arguments.as_ref().unwrap_or(&Value::Null)),
+            since_ms: who.now_ms.saturating_sub(l.window_seconds.saturating_mul(1000)),
+            max: l.max_identical,
+            keep: l.max_identical.saturating_add(1),
+            window_ms: l.window_seconds.saturating_mul(1000),
+        });
+        let q = Settle {
+            scope: who.ctx.state_scope(),
+            now_ms: who.now_ms,
+            loop_check,
+            sink_max: decl.sink,
+            rates: self.rate_limits().checks(&t.name, who.ctx),
+            record: !asking && !audit_blocks,
+            enforce: !shadow,
+            raise: decl.output,
+        };
+        if q.loop_check.is_none() && q.sink_max.is_none() && q.rates.is_empty() && q.raise.is_none() && !asking && !audit_blocks {
+            // nothing to read or record: no round trip to the store
+            v.shadow = would_be.is_some();
+            v.would_be = would_be;
+            return self.with_facts(t, v, resource, with_policy);
+        }
+        let seen = match self.store().settle(&q) {
+            Ok(seen) => seen,
+            Err(e) => return self.refuse(t, Reason::StateUnavailable, state_unavailable_message(&t.name, &e), resource),
+        };
+        if let (Some(l), Some(lc)) = (loop_guard, q.loop_check) {
+            if seen.loop_seen >= lc.max && shadow {
                 would_be.get_or_insert(Reason::Loop);
-            } else if seen >= l.max_identical {
+            } else if seen.loop_seen >= lc.max {
                 let m = format!(
-                    "You have already called `{}` with these exact arguments {seen} times in the last {} seconds; repeating it will not change the result. Change course: use the results you have, change the arguments, or ask the user.",
-                    t.name, l.window_seconds
+                    "You have already called `{}` with these exact arguments {} times in the last {} seconds; repeating it will not change the result. Change course: use the results you have, change the arguments, or ask the user.",
+                    t.name, seen.loop_seen, l.window_seconds
                 );
                 return self.refuse(t, Reason::Loop, m, resource);
             }
         }
-        if let Some(max) = decl.sink {
-            let level = store.taint(scope_key);
+        if let Some(max) = q.sink_max {
+            let level = seen.taint;
             if (level == EVICTED || level > max) && shadow {
                 would_be.get_or_insert(Reason::Taint);
             } else if level == EVICTED || level > max {
@@ -173,25 +204,32 @@ impl Gate {
                 return self.refuse(t, Reason::Taint, m, resource);
             }
         }
-        let needs_confirm = match confirm_rule {
-            Some(true) => true,
-            Some(false) => false,
-            None => decl.writes,
-        };
+        if seen.rates.len() != q.rates.len() {
+            let e = StateError("the store answered the wrong number of rate counters".into());
+            return self.refuse(t, Reason::StateUnavailable, state_unavailable_message(&t.name, &e), resource);
+        }
+        // over several limits: the one that frees up last says when to retry
+        let over = q.rates.iter().zip(&seen.rates).filter(|(r, s)| s.count >= r.max).max_by_key(|(_, s)| s.reset_ms);
+        if let Some((r, s)) = over {
+            if shadow {
+                would_be.get_or_insert(Reason::RateLimited);
+            } else {
+                return self.refuse(t, Reason::RateLimited, rate_limited_message(&t.name, r.max, r.window_ms, s.reset_ms, who.now_ms), resource);
+            }
+        }
         v.shadow = would_be.is_some();
         v.would_be = would_be;
-        if needs_confirm && !who.confirming {
+        if asking {
             return self.ask_confirmation(t, v, who, resource);
         }
-        if self.audit().is_some_and(|a| !a.admits()) {
+        if audit_blocks {
             let m = format!("`{}` cannot run now: its decision cannot be recorded. Try again later.", t.name);
             return self.refuse(t, Reason::AuditUnavailable, m, resource);
         }
-        if let (Some(l), Some(key)) = (loop_guard, loop_key) {
-            store.loop_record(scope_key, key, who.now_ms, l.max_identical.saturating_add(1));
-        }
-        if let Some(level) = decl.output {
-            store.raise_taint(scope_key, level);
+        if !seen.recorded {
+            // admitted by what was read but not recorded: only a store breaking its contract
+            let e = StateError("the store did not record an admitted call".into());
+            return self.refuse(t, Reason::StateUnavailable, state_unavailable_message(&t.name, &e), resource);
         }
         self.with_facts(t, v, resource, with_policy)
     }
@@ -203,10 +241,10 @@ impl Gate {
         let expires_ms = who.now_ms.saturating_add(self.confirm_ttl_ms());
         let arguments = v.arguments.unwrap_or(Value::Null);
         let summary = crate::summary::summary(&t.name, resource.as_deref(), &arguments, &t.summary_order);
-        self.store().put_token(
-            &token,
-            PendingConfirm { tool: t.name.clone(), arguments, subject: who.ctx.subject.clone(), scope: who.ctx.state_scope().to_owned(), expires_ms, flags: v.flags },
-        );
+        let pending = PendingConfirm { tool: t.name.clone(), arguments, subject: who.ctx.subject.clone(), scope: who.ctx.state_scope().to_owned(), expires_ms, flags: v.flags };
+        if let Err(e) = self.store().put_token(&token, pending) {
+            return self.refuse(t, Reason::StateUnavailable, state_unavailable_message(&t.name, &e), resource);
+        }
         let mut c = Verdict::denied(
             Reason::ConfirmRequired,
             format!("`{}` changes data, so it waits for the user's confirmation and has not run yet. Tell the user what it will do and wait for their answer.", t.name),
@@ -253,12 +291,22 @@ impl Gate {
     fn confirm_inner(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
         let store = self.store();
         let invalid = || (None, Verdict::denied(Reason::TokenInvalid, "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into()));
-        let Some(p) = store.take_token(token, who.now_ms) else { return invalid() };
+        let unavailable = |e: StateError| {
+            let m = format!("This confirmation could not be checked: {e}. The call was not run; try confirming again later.");
+            (None, Verdict::denied(Reason::StateUnavailable, m))
+        };
+        let p = match store.take_token(token, who.now_ms) {
+            Ok(Some(p)) => p,
+            Ok(None) => return invalid(),
+            Err(e) => return unavailable(e),
+        };
         // the token is bound to the caller and the session it was issued in: confirming from
         // another session would dodge that session's taint and loop state
         let mismatch = p.subject != who.ctx.subject || p.scope != who.ctx.state_scope();
         if mismatch || matches!(who.stage, Stage::Ask) {
-            store.put_token(token, p.clone());
+            if let Err(e) = store.put_token(token, p.clone()) {
+                return unavailable(e);
+            }
             if mismatch {
                 return invalid();
             }
@@ -294,3 +342,16 @@ fn no_subject_message(tool: &str) -> String {
     format!("Cannot run `{tool}`: it acts on behalf of a known user, and no user is known here. Ask the user to sign in; do not guess an identity.")
 }
 
+
+fn state_unavailable_message(tool: &str, e: &StateError) -> String {
+    format!("`{tool}` cannot run now: {e}, so the gate cannot tell whether this call is allowed. It was not run; try again shortly.")
+}
+
+fn rate_limited_message(tool: &str, max: u32, window_ms: u64, reset_ms: u64, now_ms: u64) -> String {
+    let wait_s = reset_ms.saturating_sub(now_ms).div_ceil(1000).max(1);
+    format!(
+        "`{tool}` is rate limited: at most {max} calls per {} seconds, and that many have been made. It was not run; it may be called again in {wait_s} seconds (at {}).",
+        window_ms / 1000,
+        crate::time::rfc3339(reset_ms)
+    )
+}

@@ -37,9 +37,13 @@ pub struct Config {
     /// Confirm-before-write settings.
     #[serde(default)]
     pub confirm: ConfirmConfig,
-    /// Bounds of the in-memory state (loop counters, taint, confirmation tokens).
+    /// Where loop counters, taint, rate counters and confirmation tokens live: bounds of the
+    /// in-memory store, or a shared Redis (docs/state.md).
     #[serde(default)]
     pub state: StateConfig,
+    /// Calls per caller per window (`rateLimits`); empty means none.
+    #[serde(default)]
+    pub rate_limits: Vec<RateLimitConfig>,
     /// `enforce` (default) or `shadow`: policy-level refusals recorded but let through.
     #[serde(default)]
     pub mode: Mode,
@@ -258,18 +262,87 @@ fn default_ttl() -> u64 {
 }
 
 /// `state`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StateConfig {
     /// Sessions kept in memory (LRU); an evicted session counts as tainted at the top label.
     #[serde(default = "default_sessions")]
     pub max_sessions: usize,
+    /// Keep state in Redis instead, shared by every process using the same URL and prefix. Read
+    /// by the binding, which builds the store; the core only checks the shape.
+    #[serde(default)]
+    pub redis: Option<RedisConfig>,
 }
 
 impl Default for StateConfig {
     fn default() -> Self {
-        StateConfig { max_sessions: default_sessions() }
+        StateConfig { max_sessions: default_sessions(), redis: None }
     }
+}
+
+/// `state.redis`: a shared Redis store (docs/state.md).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedisConfig {
+    /// `redis://[user:password@]host[:port][/db]` (or `rediss://`, `redis+unix://`).
+    pub url: String,
+    /// Prefix of every key (default `toolgate:`); gates sharing state use the same one.
+    #[serde(default = "default_key_prefix")]
+    pub key_prefix: String,
+    /// Connect, read and write timeout of each round trip, in ms (default 50).
+    #[serde(default = "default_redis_timeout")]
+    pub timeout_ms: u64,
+}
+
+impl RedisConfig {
+    /// The bounds the JSON Schema states: a `redis://`, `rediss://`, `redis+unix://` or `unix://`
+    /// URL, a prefix of at most 256 bytes, a timeout of 1 to 60000 ms.
+    pub fn check(&self) -> Result<(), GateError> {
+        let schemes = ["redis://", "rediss://", "redis+unix://", "unix://"];
+        if !schemes.iter().any(|s| self.url.starts_with(s)) {
+            return Err(GateError::Config("config at `state.redis.url`: expected a redis://, rediss://, redis+unix:// or unix:// URL".into()));
+        }
+        if self.key_prefix.len() > 256 {
+            return Err(GateError::Config("config at `state.redis.keyPrefix`: at most 256 bytes".into()));
+        }
+        if self.timeout_ms == 0 || self.timeout_ms > 60_000 {
+            return Err(GateError::Config(format!("config at `state.redis.timeoutMs`: expected 1 to 60000, got {}", self.timeout_ms)));
+        }
+        Ok(())
+    }
+}
+
+fn default_key_prefix() -> String {
+    "toolgate:".to_owned()
+}
+
+fn default_redis_timeout() -> u64 {
+    50
+}
+
+/// Who a rate limit counts calls per.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatePer {
+    /// Per `subject` (a caller without one is counted in its session's scope).
+    Subject,
+    /// Per loop/taint scope: the session, else the subject, else gate-wide.
+    Session,
+}
+
+/// One `rateLimits` entry: at most `max` allowed calls of the matching tools per caller in each
+/// window of `windowSeconds` (fixed windows aligned on the Unix epoch).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateLimitConfig {
+    /// Tool-name globs the limit covers (one count shared by all of them).
+    pub tools: Vec<String>,
+    /// Whom calls are counted per.
+    pub per: RatePer,
+    /// Allowed calls per window (at least 1).
+    pub max: u32,
+    /// The window, in seconds (at least 1).
+    pub window_seconds: u64,
 }
 
 fn default_sessions() -> usize {
@@ -454,6 +527,9 @@ impl Config {
         }
         if l.max_payload_bytes == 0 {
             return Err(GateError::Config("config at `limits.maxPayloadBytes`: must be at least 1".into()));
+        }
+        if let Some(r) = &self.state.redis {
+            r.check()?;
         }
         if self.labels.len() > 254 {
             return Err(GateError::Config(format!("config at `labels`: at most 254 labels, got {}", self.labels.len())));

@@ -18,16 +18,21 @@ pub enum GateError {
     /// (`bad_signature`, `expired` …), the second the message.
     #[error("{1}")]
     Receipt(&'static str, String),
+    /// The gate's shared state could not be read or written in time (`markSession` on a remote
+    /// store); decisions in that state are refusals (`state_unavailable`), not errors.
+    #[error("{0}")]
+    State(String),
 }
 
 impl GateError {
-    /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`, `E_RECEIPT`).
+    /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`, `E_RECEIPT`, `E_STATE`).
     pub fn code(&self) -> &'static str {
         match self {
             GateError::Config(_) => "E_CONFIG",
             GateError::Payload(_) => "E_PAYLOAD",
             GateError::Dialect(_) => "E_DIALECT",
             GateError::Receipt(..) => "E_RECEIPT",
+            GateError::State(_) => "E_STATE",
         }
     }
 }

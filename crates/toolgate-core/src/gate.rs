@@ -61,6 +61,7 @@ pub struct Gate {
     loop_guard: Option<LoopConfig>,
     confirm_ttl_ms: u64,
     store: Arc<dyn StateStore>,
+    rate_limits: crate::rate_limit::RateLimits,
     clock: Clock,
     receipts: Option<Receipts>,
     audit: Option<Arc<AuditLog>>,
@@ -124,7 +125,10 @@ impl Gate {
                 Some(policy)
             }
         };
-        let timed = policy.is_some()
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let rate_limits = crate::rate_limit::RateLimits::compile(&config.rate_limits, &names)?;
+        let timed = !rate_limits.is_empty()
+            || policy.is_some()
             || config.receipts.is_some()
             || config.audit.is_some()
             || config.loop_guard.is_some()
@@ -140,6 +144,7 @@ impl Gate {
             loop_guard: config.loop_guard,
             confirm_ttl_ms: config.confirm.ttl_seconds.saturating_mul(1000),
             store: Arc::new(MemoryStore::new(config.state.max_sessions)),
+            rate_limits,
             clock: Clock::system(),
             receipts: match &config.receipts {
                 None => None,
@@ -194,6 +199,16 @@ impl Gate {
         &*self.store
     }
 
+    /// Whether this gate's state store may block on the network (a remote store): the Node
+    /// binding then refuses its sync decisions (`E_ASYNC`).
+    pub fn has_remote_state(&self) -> bool {
+        self.store.is_remote()
+    }
+
+    pub(crate) fn rate_limits(&self) -> &crate::rate_limit::RateLimits {
+        &self.rate_limits
+    }
+
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
     }
@@ -224,13 +239,13 @@ impl Gate {
     }
 
     /// Raises a session's taint to `label` by hand (`gate.markSession`). An unknown label is
-    /// `E_CONFIG` naming the declared ones.
+    /// `E_CONFIG` naming the declared ones; a store that cannot be reached is `E_STATE` (the
+    /// taint was perhaps not raised: the host must not go on as if it had been).
     pub fn mark_session(&self, session: &str, label: &str) -> Result<(), GateError> {
         let level = self.labels.iter().position(|l| l == label).ok_or_else(|| {
             GateError::Config(format!("markSession: unknown label `{label}`; `labels` declares [{}]", self.labels.join(", ")))
         })?;
-        self.store.raise_taint(session, level as Level);
-        Ok(())
+        self.store.raise_taint(session, level as Level).map_err(|e| GateError::State(format!("markSession: {e}")))
     }
 
     /// Whether this gate has anything beyond the schema gate for its calls to pass (rules,

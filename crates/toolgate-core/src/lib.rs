@@ -22,6 +22,7 @@ pub mod identity_config;
 pub mod json;
 pub mod policy;
 pub mod proxy_config;
+pub mod rate_limit;
 pub mod receipt;
 pub mod record;
 pub mod schema;

@@ -68,6 +68,11 @@ pub enum Reason {
     ConfirmRequired,
     /// A confirmation token that is unknown, used, expired, or another caller's.
     TokenInvalid,
+    /// The gate's shared state could not be read or written in time: nothing is allowed while
+    /// state is unknown.
+    StateUnavailable,
+    /// Over a `rateLimits` entry; the message says when the caller may retry.
+    RateLimited,
 }
 
 impl Reason {
@@ -89,6 +94,8 @@ impl Reason {
             Reason::AuditUnavailable => "audit_unavailable",
             Reason::ConfirmRequired => "confirm_required",
             Reason::TokenInvalid => "token_invalid",
+            Reason::StateUnavailable => "state_unavailable",
+            Reason::RateLimited => "rate_limited",
         }
     }
 

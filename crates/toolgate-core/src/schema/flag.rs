@@ -1,12 +1,12 @@
 //! Repair flags: one per change the gate made, with where, from and to (SPEC.md coercion matrix).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::json::pointer::{to_pointer, Seg};
 
 /// What kind of change was made. The names are the stable `flags[].code` strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FlagCode {
     /// `"42"` → `42` for an integer.
     StringToInteger,
@@ -33,7 +33,7 @@ pub enum FlagCode {
 }
 
 /// One change, as reported in a verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flag {
     /// What kind of change.
     pub code: FlagCode,

@@ -4,9 +4,11 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::pending::Pending;
+use super::rate::Rates;
 use super::seed::random_seeds;
 use super::sessions::Sessions;
-use super::{Level, PendingConfirm, StateStore, EVICTED};
+use super::settle::{Observed, Settle};
+use super::{Level, PendingConfirm, StateError, StateStore, EVICTED};
 
 /// The default [`StateStore`]: everything in memory, bounded by `max_sessions`.
 ///
@@ -24,12 +26,15 @@ use super::{Level, PendingConfirm, StateStore, EVICTED};
 /// - **Tokens**: at most `max_sessions` pending confirmations; when full the soonest-expiring
 ///   (expired first, ties: oldest) is dropped, and is unknown afterwards. Expired tokens are
 ///   purged as tokens are taken.
+/// - **Rate counters**: one fixed-window count per limit and caller, at most `max_sessions`;
+///   when full, the counter whose window ends soonest is forgotten (its count restarts).
 ///
-/// Two `std::sync::Mutex`es (sessions, tokens), each held for one short operation; a poisoned
-/// lock is recovered, never a panic. `Debug` never prints tokens or scopes.
+/// Never fails. Two `std::sync::Mutex`es (sessions with rate counters, tokens), each held for one
+/// short operation, so a [`StateStore::settle`] is atomic across threads; a poisoned lock is
+/// recovered, never a panic. `Debug` never prints tokens or scopes.
 pub struct MemoryStore {
     max_sessions: usize,
-    sessions: Mutex<Sessions>,
+    sessions: Mutex<(Sessions, Rates)>,
     tokens: Mutex<Pending>,
 }
 
@@ -40,7 +45,7 @@ impl MemoryStore {
         let max_sessions = max_sessions.max(1);
         MemoryStore {
             max_sessions,
-            sessions: Mutex::new(Sessions::new(max_sessions, random_seeds())),
+            sessions: Mutex::new((Sessions::new(max_sessions, random_seeds()), Rates::new(max_sessions))),
             tokens: Mutex::new(Pending::new(max_sessions, random_seeds())),
         }
     }
@@ -54,10 +59,10 @@ impl MemoryStore {
     /// eviction filter (0 until the first eviction). For monitoring: when it climbs, raise
     /// `state.maxSessions` or restart the process.
     pub fn false_taint_rate(&self) -> f64 {
-        self.sessions().false_taint_rate()
+        self.sessions().0.false_taint_rate()
     }
 
-    fn sessions(&self) -> MutexGuard<'_, Sessions> {
+    fn sessions(&self) -> MutexGuard<'_, (Sessions, Rates)> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -66,17 +71,8 @@ impl MemoryStore {
     }
 }
 
-impl StateStore for MemoryStore {
-    fn loop_count(&self, scope: &str, key: u128, since_ms: u64) -> u32 {
-        self.sessions().get(scope).map_or(0, |s| s.loops.count(key, since_ms))
-    }
-
-    fn loop_record(&self, scope: &str, key: u128, now_ms: u64, keep: u32) {
-        self.sessions().get_or_insert(scope).loops.record(key, now_ms, keep);
-    }
-
-    fn taint(&self, scope: &str) -> Level {
-        let mut sessions = self.sessions();
+impl MemoryStore {
+    fn taint_of(sessions: &mut Sessions, scope: &str) -> Level {
         if let Some(s) = sessions.get(scope) {
             return s.taint;
         }
@@ -86,19 +82,54 @@ impl StateStore for MemoryStore {
             0
         }
     }
+}
 
-    fn raise_taint(&self, scope: &str, level: Level) {
+impl StateStore for MemoryStore {
+    fn settle(&self, q: &Settle<'_>) -> Result<Observed, StateError> {
+        let mut guard = self.sessions();
+        let (sessions, rates) = &mut *guard;
+        let mut o = Observed::default();
+        if let Some(l) = q.loop_check {
+            o.loop_seen = sessions.get(q.scope).map_or(0, |s| s.loops.count(l.key, l.since_ms));
+        }
+        if q.sink_max.is_some() {
+            o.taint = Self::taint_of(sessions, q.scope);
+        }
+        o.rates = q.rates.iter().map(|r| rates.seen(&r.key, q.now_ms, r.window_ms)).collect();
+        if q.records(&o) {
+            let session = sessions.get_or_insert(q.scope);
+            if let Some(l) = q.loop_check {
+                session.loops.record(l.key, q.now_ms, l.keep);
+            }
+            if let Some(level) = q.raise {
+                session.taint = session.taint.max(level);
+            }
+            for r in &q.rates {
+                rates.add(&r.key, q.now_ms, r.window_ms);
+            }
+            o.recorded = true;
+        }
+        Ok(o)
+    }
+
+    fn taint(&self, scope: &str) -> Result<Level, StateError> {
+        Ok(Self::taint_of(&mut self.sessions().0, scope))
+    }
+
+    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError> {
         let mut sessions = self.sessions();
-        let session = sessions.get_or_insert(scope);
+        let session = sessions.0.get_or_insert(scope);
         session.taint = session.taint.max(level);
+        Ok(())
     }
 
-    fn put_token(&self, token: &str, pending: PendingConfirm) {
+    fn put_token(&self, token: &str, pending: PendingConfirm) -> Result<(), StateError> {
         self.tokens().put(token, pending);
+        Ok(())
     }
 
-    fn take_token(&self, token: &str, now_ms: u64) -> Option<PendingConfirm> {
-        self.tokens().take(token, now_ms)
+    fn take_token(&self, token: &str, now_ms: u64) -> Result<Option<PendingConfirm>, StateError> {
+        Ok(self.tokens().take(token, now_ms))
     }
 }
 
@@ -106,7 +137,7 @@ impl fmt::Debug for MemoryStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryStore")
             .field("max_sessions", &self.max_sessions)
-            .field("sessions", &self.sessions().len())
+            .field("sessions", &self.sessions().0.len())
             .field("tokens", &self.tokens().len())
             .finish()
     }
@@ -115,8 +146,19 @@ impl fmt::Debug for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::{LoopCheck, RateCheck};
     use serde_json::json;
     use std::sync::Arc;
+
+    fn loop_count(s: &dyn StateStore, scope: &str, key: u128, since_ms: u64) -> u32 {
+        let q = Settle { scope, now_ms: 0, loop_check: Some(LoopCheck { key, since_ms, max: u32::MAX, keep: 0, window_ms: 0 }), sink_max: None, rates: Vec::new(), record: false, enforce: true, raise: None };
+        s.settle(&q).unwrap().loop_seen
+    }
+
+    fn loop_record(s: &dyn StateStore, scope: &str, key: u128, now_ms: u64, keep: u32) {
+        let q = Settle { scope, now_ms, loop_check: Some(LoopCheck { key, since_ms: 0, max: u32::MAX, keep, window_ms: 0 }), sink_max: None, rates: Vec::new(), record: true, enforce: false, raise: None };
+        assert!(s.settle(&q).unwrap().recorded);
+    }
 
     fn confirm(expires_ms: u64) -> PendingConfirm {
         PendingConfirm { tool: "w".into(), arguments: json!({}), subject: None, scope: "s".into(), expires_ms, flags: Vec::new() }
@@ -125,25 +167,25 @@ mod tests {
     #[test]
     fn taint_rises_never_lowers() {
         let s = MemoryStore::new(10);
-        assert_eq!(s.taint("a"), 0);
-        s.raise_taint("a", 2);
-        s.raise_taint("a", 1);
-        assert_eq!(s.taint("a"), 2);
-        s.raise_taint("a", EVICTED);
-        s.raise_taint("a", 0);
-        assert_eq!(s.taint("a"), EVICTED);
+        assert_eq!(s.taint("a").unwrap(), 0);
+        s.raise_taint("a", 2).unwrap();
+        s.raise_taint("a", 1).unwrap();
+        assert_eq!(s.taint("a").unwrap(), 2);
+        s.raise_taint("a", EVICTED).unwrap();
+        s.raise_taint("a", 0).unwrap();
+        assert_eq!(s.taint("a").unwrap(), EVICTED);
     }
 
     #[test]
     fn reads_do_not_create_sessions() {
         let s = MemoryStore::new(2);
-        s.raise_taint("a", 1);
-        s.raise_taint("b", 1);
+        s.raise_taint("a", 1).unwrap();
+        s.raise_taint("b", 1).unwrap();
         for i in 0..100 {
-            assert_eq!(s.taint(&format!("x{i}")), 0);
-            assert_eq!(s.loop_count(&format!("x{i}"), 1, 0), 0);
+            assert_eq!(s.taint(&format!("x{i}")).unwrap(), 0);
+            assert_eq!(loop_count(&s, &format!("x{i}"), 1, 0), 0);
         }
-        assert_eq!((s.taint("a"), s.taint("b")), (1, 1));
+        assert_eq!((s.taint("a").unwrap(), s.taint("b").unwrap()), (1, 1));
         assert_eq!(s.false_taint_rate(), 0.0);
     }
 
@@ -151,21 +193,21 @@ mod tests {
     fn evicted_scope_reads_evicted_forever() {
         let s = MemoryStore::new(100);
         for i in 0..10_000 {
-            s.raise_taint(&format!("s{i}"), 0);
-            s.loop_record(&format!("s{i}"), 1, 5, 3);
+            s.raise_taint(&format!("s{i}"), 0).unwrap();
+            loop_record(&s, &format!("s{i}"), 1, 5, 3);
         }
         for i in 0..9_900 {
-            assert_eq!(s.taint(&format!("s{i}")), EVICTED, "s{i}");
+            assert_eq!(s.taint(&format!("s{i}")).unwrap(), EVICTED, "s{i}");
         }
         for i in 9_900..10_000 {
-            assert_eq!(s.loop_count(&format!("s{i}"), 1, 0), 1);
+            assert_eq!(loop_count(&s, &format!("s{i}"), 1, 0), 1);
         }
         // Seen again: stored taint starts (and stays) at EVICTED, counts restart.
-        s.loop_record("s0", 1, 6, 3);
-        assert_eq!(s.taint("s0"), EVICTED);
-        assert_eq!(s.loop_count("s0", 1, 0), 1);
-        s.raise_taint("s0", 1);
-        assert_eq!(s.taint("s0"), EVICTED);
+        loop_record(&s, "s0", 1, 6, 3);
+        assert_eq!(s.taint("s0").unwrap(), EVICTED);
+        assert_eq!(loop_count(&s, "s0", 1, 0), 1);
+        s.raise_taint("s0", 1).unwrap();
+        assert_eq!(s.taint("s0").unwrap(), EVICTED);
         assert!(s.false_taint_rate() > 0.0);
     }
 
@@ -173,34 +215,34 @@ mod tests {
     fn loop_window_and_keep() {
         let s = MemoryStore::new(10);
         for t in [100, 200, 300, 400] {
-            s.loop_record("a", 9, t, 3);
+            loop_record(&s, "a", 9, t, 3);
         }
-        assert_eq!(s.loop_count("a", 9, 0), 3);
-        assert_eq!(s.loop_count("a", 9, 300), 2);
-        assert_eq!(s.loop_count("a", 8, 0), 0);
-        assert_eq!(s.loop_count("b", 9, 0), 0);
+        assert_eq!(loop_count(&s, "a", 9, 0), 3);
+        assert_eq!(loop_count(&s, "a", 9, 300), 2);
+        assert_eq!(loop_count(&s, "a", 8, 0), 0);
+        assert_eq!(loop_count(&s, "b", 9, 0), 0);
     }
 
     #[test]
     fn tokens_once_and_expiring() {
         let s = MemoryStore::new(2);
-        s.put_token("t1", confirm(1000));
-        assert_eq!(s.take_token("t1", 999), Some(confirm(1000)));
-        assert_eq!(s.take_token("t1", 999), None);
-        s.put_token("t2", confirm(1000));
-        assert_eq!(s.take_token("t2", 1000), None);
+        s.put_token("t1", confirm(1000)).unwrap();
+        assert_eq!(s.take_token("t1", 999).unwrap(), Some(confirm(1000)));
+        assert_eq!(s.take_token("t1", 999).unwrap(), None);
+        s.put_token("t2", confirm(1000)).unwrap();
+        assert_eq!(s.take_token("t2", 1000).unwrap(), None);
         for t in ["a", "b", "c"] {
-            s.put_token(t, confirm(5000));
+            s.put_token(t, confirm(5000)).unwrap();
         }
-        assert_eq!(s.take_token("a", 0), None, "dropped when full");
-        assert!(s.take_token("b", 0).is_some() && s.take_token("c", 0).is_some());
+        assert_eq!(s.take_token("a", 0).unwrap(), None, "dropped when full");
+        assert!(s.take_token("b", 0).unwrap().is_some() && s.take_token("c", 0).unwrap().is_some());
     }
 
     #[test]
     fn debug_hides_secrets() {
         let s = MemoryStore::new(4);
-        s.put_token("secret-token", confirm(10));
-        s.raise_taint("secret-scope", 1);
+        s.put_token("secret-token", confirm(10)).unwrap();
+        s.raise_taint("secret-scope", 1).unwrap();
         let d = format!("{s:?}");
         assert!(!d.contains("secret"), "{d}");
         assert_eq!(d, "MemoryStore { max_sessions: 4, sessions: 1, tokens: 1 }");
@@ -210,7 +252,7 @@ mod tests {
     fn shared_by_four_threads() {
         let s: Arc<dyn StateStore> = Arc::new(MemoryStore::new(1000));
         for i in 0..1000 {
-            s.put_token(&format!("t{i}"), confirm(u64::MAX));
+            s.put_token(&format!("t{i}"), confirm(u64::MAX)).unwrap();
         }
         let workers: Vec<_> = (0..4)
             .map(|w| {
@@ -218,11 +260,11 @@ mod tests {
                 std::thread::spawn(move || {
                     let mut taken = 0;
                     for i in 0..1000u64 {
-                        s.loop_record("shared", 1, i, 10_000);
-                        s.loop_record(&format!("own{w}"), 2, i, 10_000);
-                        s.raise_taint("shared", (w + 1) as Level);
-                        s.loop_record(&format!("churn{w}-{i}"), 3, i, 1);
-                        taken += usize::from(s.take_token(&format!("t{i}"), 0).is_some());
+                        loop_record(&*s, "shared", 1, i, 10_000);
+                        loop_record(&*s, &format!("own{w}"), 2, i, 10_000);
+                        s.raise_taint("shared", (w + 1) as Level).unwrap();
+                        loop_record(&*s, &format!("churn{w}-{i}"), 3, i, 1);
+                        taken += usize::from(s.take_token(&format!("t{i}"), 0).unwrap().is_some());
                     }
                     taken
                 })
@@ -230,16 +272,48 @@ mod tests {
             .collect();
         let taken: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
         assert_eq!(taken, 1000, "each token taken exactly once");
-        let (count, taint) = (s.loop_count("shared", 1, 0), s.taint("shared"));
+        let (count, taint) = (loop_count(&*s, "shared", 1, 0), s.taint("shared").unwrap());
         // Every iteration touches "shared", so the churn (at most 8 inserts between touches)
         // never evicts it.
         assert_eq!((count, taint), (4000, 4));
     }
 
     #[test]
+    fn settle_counts_only_admitted_calls() {
+        let s = MemoryStore::new(10);
+        let q = |now_ms, record| Settle { scope: "a", now_ms, loop_check: None, sink_max: None, rates: vec![RateCheck { key: "r".into(), window_ms: 1000, max: 2 }], record, enforce: true, raise: Some(1) };
+        assert!(!s.settle(&q(10, false)).unwrap().recorded, "a read records nothing");
+        assert!(s.settle(&q(10, true)).unwrap().recorded);
+        assert!(s.settle(&q(20, true)).unwrap().recorded);
+        let over = s.settle(&q(30, true)).unwrap();
+        assert_eq!((over.recorded, over.rates[0].count, over.rates[0].reset_ms), (false, 2, 1000));
+        assert_eq!(s.settle(&q(40, true)).unwrap().rates[0].count, 2, "a refused call is not counted");
+        assert!(s.settle(&q(1000, true)).unwrap().recorded, "a new window");
+        assert_eq!(s.taint("a").unwrap(), 1, "taint raised with the record");
+    }
+
+    #[test]
+    fn rate_limit_exact_under_four_threads() {
+        let s: Arc<dyn StateStore> = Arc::new(MemoryStore::new(100));
+        let admitted: usize = (0..4)
+            .map(|_| {
+                let s = Arc::clone(&s);
+                std::thread::spawn(move || {
+                    let q = Settle { scope: "x", now_ms: 5, loop_check: None, sink_max: None, rates: vec![RateCheck { key: "r".into(), window_ms: 1_000_000, max: 250 }], record: true, enforce: true, raise: None };
+                    (0..1000).filter(|_| s.settle(&q).unwrap().recorded).count()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .sum();
+        assert_eq!(admitted, 250);
+    }
+
+    #[test]
     fn poisoned_lock_is_recovered() {
         let s = Arc::new(MemoryStore::new(4));
-        s.raise_taint("a", 1);
+        s.raise_taint("a", 1).unwrap();
         let s2 = Arc::clone(&s);
         let _ = std::thread::spawn(move || {
             let _guard = s2.sessions.lock().unwrap();
@@ -247,8 +321,8 @@ mod tests {
         })
         .join();
         assert!(s.sessions.is_poisoned());
-        assert_eq!(s.taint("a"), 1);
-        s.raise_taint("a", 2);
-        assert_eq!(s.taint("a"), 2);
+        assert_eq!(s.taint("a").unwrap(), 1);
+        s.raise_taint("a", 2).unwrap();
+        assert_eq!(s.taint("a").unwrap(), 2);
     }
 }

@@ -1,20 +1,26 @@
-//! The gate's per-process state behind one small interface: loop counters, session taint and
-//! pending confirmations. [`MemoryStore`] is the bounded in-memory default (`state.maxSessions`,
-//! least recently used sessions forgotten first); a forgotten session reads as [`EVICTED`]
-//! (the top label), never as clean.
+//! The gate's state behind one small interface: loop counters, session taint, rate-limit
+//! counters and pending confirmations. [`MemoryStore`] is the bounded in-memory default
+//! (`state.maxSessions`, least recently used sessions forgotten first); a forgotten session reads
+//! as [`EVICTED`] (the top label), never as clean. A remote store (`toolgate-redis`) implements
+//! the same trait so several processes act as one gate.
 //!
 //! The store keeps what it is told; the decisions (is this a loop, may this sink run, does
-//! this token belong to this caller and these arguments) are the gate's.
+//! this token belong to this caller and these arguments) are the gate's. The one rule a store
+//! applies itself is [`Settle::admits`], so that counting and recording happen in one atomic
+//! step (no two replicas both take the last slot of a rate limit).
 
 mod bloom;
 mod loops;
 pub mod memory;
 mod pending;
 mod seed;
+mod rate;
 mod sessions;
+pub mod settle;
 pub mod token;
 
 pub use memory::MemoryStore;
+pub use settle::{LoopCheck, Observed, RateCheck, RateSeen, Settle};
 pub use token::{canonical_key, new_token, TokenError};
 
 /// A taint level: an index into the config's `labels`, 0 = lowest. [`EVICTED`] is reserved.
@@ -24,8 +30,9 @@ pub type Level = u8;
 /// It is the largest [`Level`], so raising never lowers it.
 pub const EVICTED: Level = u8::MAX;
 
-/// A `writes` call awaiting `gate.confirm`: what the token was issued for.
-#[derive(Debug, Clone, PartialEq)]
+/// A `writes` call awaiting `gate.confirm`: what the token was issued for. Serializable so a
+/// remote store can keep it (its JSON is the store's business; only this crate reads it back).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PendingConfirm {
     /// The tool to run once confirmed.
     pub tool: String,
@@ -41,21 +48,31 @@ pub struct PendingConfirm {
     pub flags: Vec<crate::schema::flag::Flag>,
 }
 
-/// Where the gate keeps state between calls. Implementations are shared across threads;
-/// every method is one short critical section and never fails (a store that cannot answer
-/// must answer the strict way: higher counts, higher taint, unknown tokens).
+/// A store that could not answer in time (unreachable, too slow, or answering garbage). The gate
+/// turns it into a refusal (`state_unavailable`): nothing is allowed while state is unknown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the gate's shared state could not be reached: {0}")]
+pub struct StateError(pub String);
+
+/// Where the gate keeps state between calls. Implementations are shared across threads; each
+/// method is one atomic step (one critical section in memory, one script or command remotely).
+/// A store that cannot answer returns [`StateError`], never a guess: the gate then refuses.
 pub trait StateStore: Send + Sync + std::fmt::Debug {
-    /// Allowed calls recorded for `key` in `scope` at or after `since_ms`.
-    fn loop_count(&self, scope: &str, key: u128, since_ms: u64) -> u32;
-    /// Records one allowed call; keeps at most `keep` timestamps per key.
-    fn loop_record(&self, scope: &str, key: u128, now_ms: u64, keep: u32);
+    /// Reads what `q` asks about (loop count, taint, rate counters) and, when `q` says to record
+    /// and [`Settle::admits`] what was read (or `q.enforce` is false), records the call in the
+    /// same atomic step: one loop timestamp, one count on each rate limit, the taint raised.
+    fn settle(&self, q: &Settle<'_>) -> Result<Observed, StateError>;
     /// The scope's taint: 0 when never seen, [`EVICTED`] when it was forgotten to make room.
-    fn taint(&self, scope: &str) -> Level;
+    fn taint(&self, scope: &str) -> Result<Level, StateError>;
     /// Raises (never lowers) the scope's taint to `level`.
-    fn raise_taint(&self, scope: &str, level: Level);
-    /// Stores a pending confirmation under `token`.
-    fn put_token(&self, token: &str, pending: PendingConfirm);
+    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError>;
+    /// Stores a pending confirmation under `token` until its `expires_ms`.
+    fn put_token(&self, token: &str, pending: PendingConfirm) -> Result<(), StateError>;
     /// Removes and returns the pending confirmation if known and not expired at `now_ms`
-    /// (exactly once: a second take of the same token is `None`).
-    fn take_token(&self, token: &str, now_ms: u64) -> Option<PendingConfirm>;
+    /// (exactly once, across every process sharing the store: a second take is `None`).
+    fn take_token(&self, token: &str, now_ms: u64) -> Result<Option<PendingConfirm>, StateError>;
+    /// Whether answering may block on the network (the Node binding then refuses sync calls).
+    fn is_remote(&self) -> bool {
+        false
+    }
 }
