@@ -40,7 +40,7 @@ afterAll(async () => {
   await raw?.close()
 })
 
-const SCHEMA = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+const SCHEMA = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] }
 const CHAT_TOOLS = [{ type: 'function' as const, function: { name: 'get_weather', parameters: SCHEMA } }, { type: 'function' as const, function: { name: 'search', parameters: { type: 'object' } } }]
 const ANTHROPIC_TOOLS = [{ name: 'get_weather', input_schema: SCHEMA as Anthropic.Tool.InputSchema }, { name: 'search', input_schema: { type: 'object' as const } }]
 const RESPONSES_TOOLS = [{ type: 'function' as const, name: 'get_weather', parameters: SCHEMA, strict: false }, { type: 'function' as const, name: 'search', parameters: { type: 'object' }, strict: false }]
@@ -330,6 +330,23 @@ describe('streams: every later event about a decided call matches the decision',
     expect(sdk.error).toBeUndefined()
     const completed = sdk.events.find((e) => (e as Json).type === 'response.completed') as { response: { output: Json[] } }
     expect(completed.response.output).toMatchObject([{ type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }])
+  })
+
+  it('responses: a repaired call streams whole with the repaired arguments in every later event (no false alarm)', async () => {
+    const args = '{"city":"Paris","days":"3"}'
+    answer = (_q, res) => sse(res, responsesStream((ev) => {
+      ev[2].delta = args
+      ev[3].delta = ''
+      ev[4].arguments = args
+      ev[5].item = { ...(ev[5].item as Json), arguments: args }
+      ev[6].response = response([ev[5].item])
+    }))
+    const sdk = await readResponses()
+    expect(sdk.error).toBeUndefined()
+    const done = sdk.events.find((e) => (e as Json).type === 'response.output_item.done') as { item: { arguments: string } }
+    expect(JSON.parse(done.item.arguments)).toEqual({ city: 'Paris', days: 3 })
+    const completed = sdk.events.find((e) => (e as Json).type === 'response.completed') as { response: { output: { arguments: string }[] } }
+    expect(JSON.parse(completed.response.output[0].arguments)).toEqual({ city: 'Paris', days: 3 })
   })
 
   it('anthropic: two tool_use blocks sharing an id stop the stream', async () => {

@@ -83,8 +83,10 @@ export class StreamDecisions {
     return d
   }
 
+  /** Argument text must be the decided arguments: the same text, or JSON of the same value. */
   #sameText(d: Decided, text: unknown, what: string): void {
-    if (text !== d.call.argumentsJson) this.#fail(`the ${what} of call \`${clip(d.call.callId)}\` differ from the arguments the gate decided`)
+    if (typeof text !== 'string') this.#fail(`the ${what} of call \`${clip(d.call.callId)}\` are not text`)
+    this.#sameStreamed(d, text, what)
   }
 
   #sameValue(d: Decided, value: unknown, what: string): void {
@@ -205,7 +207,7 @@ export class StreamDecisions {
         if (it.text) {
           if (v !== '' && v !== undefined) this.#sameText(it.d, v, 'arguments')
           this.#open.set(key, { callId: it.d.call.callId, text: '' })
-        } else this.#sameValue(it.d, v, 'action')
+        } else if (v !== undefined) this.#sameValue(it.d, v, 'action') // a built-in may be announced before its action
       } else if (it.text) this.#sameText(it.d, v, 'arguments')
       else this.#sameValue(it.d, v, 'action')
       return
