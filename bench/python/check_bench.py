@@ -19,6 +19,7 @@ each side and the ratios.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -129,12 +130,20 @@ def main() -> int:
 
     samples: Dict[str, List[float]] = {k: [] for k in sides}
     perf = time.perf_counter_ns
-    for _ in range(rounds):
-        for name, f in sides.items():
-            t0 = perf()
-            for tool, text in calls:
-                f(tool, text)
-            samples[name].append((perf() - t0) / len(calls))
+    # the garbage collector runs between rounds, not inside one: jsonschema's garbage would
+    # otherwise trigger collections inside whichever side's round comes next
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, f in sides.items():
+                t0 = perf()
+                for tool, text in calls:
+                    f(tool, text)
+                samples[name].append((perf() - t0) / len(calls))
+            gc.collect()
+    finally:
+        gc.enable()
     med = {k: statistics.median(v) for k, v in samples.items()}
     print(f"\n{len(calls)} calls x {rounds} rounds per side, Python {sys.version.split()[0]}")
     print(f"{'side':<12} {'median ns/call':>15} {'p10':>9} {'p90':>9}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from ._verdict import Confirmation, Flag, TurnCall
+from ._verdict import TurnCall
 
 _loads = json.loads
 
@@ -65,28 +65,27 @@ class TurnReport:
 
 def read_call(c: Dict[str, Any], engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
     """One call of the per-call wire (``calls_to_wire`` in the core's turn.rs)."""
+    text = c.get("argumentsJson")
+    arguments = _loads(text) if text is not None else None
+    flags = [(f["code"], f["path"], "from" in f, f.get("from"), "to" in f, f.get("to")) for f in c.get("flags", ())]
+    conf = c.get("confirmation")
+    facts: Optional[tuple] = None
+    if any(k in c for k in _FACTS):
+        confirmation = (conf["token"], conf["expiresAt"], conf["summary"]) if conf else None
+        facts = (c.get("action"), c.get("resource"), confirmation, c.get("receipt"), bool(c.get("shadow")), c.get("wouldBe"), c.get("engine"))
     v = TurnCall.__new__(TurnCall)
     v.call_id = c["callId"]
     v.tool = c["tool"]
-    v.outcome = c["outcome"]
-    text = c.get("argumentsJson")
-    v.allowed = text is not None
-    v.arguments_json = text
-    v.arguments = _loads(text) if text is not None else None
-    v.flags = [Flag(f["code"], f["path"], "from" in f, f.get("from"), "to" in f, f.get("to")) for f in c.get("flags", ())]
-    v.message = c.get("message")
-    v.reason = c.get("reason")
-    v.action = c.get("action")
-    v.resource = c.get("resource")
-    conf = c.get("confirmation")
-    v.confirmation = Confirmation(conf["token"], conf["expiresAt"], conf["summary"]) if conf else None
-    v.receipt = c.get("receipt")
-    v.shadow = bool(c.get("shadow"))
-    v.would_be = c.get("wouldBe") if v.shadow else None
+    v._t = (c["outcome"], c.get("reason"), c.get("message"), arguments, text, flags, facts)
+    v._text = text
+    v._flags = None
     if engine_out is not None:
         engine = c.get("engine")
-        engine_out.append(None if engine is None else {"tool": v.tool, "arguments": v.arguments or {}, "action": v.action, "resource": v.resource, "engine": engine})
+        engine_out.append(None if engine is None else {"tool": v.tool, "arguments": arguments or {}, "action": v.action, "resource": v.resource, "engine": engine})
     return v
+
+
+_FACTS = ("action", "resource", "confirmation", "receipt", "shadow", "wouldBe", "engine")
 
 
 def read_calls(wire: str) -> List[TurnCall]:

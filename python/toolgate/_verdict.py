@@ -75,27 +75,89 @@ class Verdict:
     (model-readable) and ``reason`` say why. ``flags`` lists every repair. ``action``/``resource``
     say what policy was asked; ``confirmation`` is set for outcome ``confirm`` only; ``receipt``
     when allowed and receipts are configured; ``shadow``/``would_be`` in shadow mode.
+
+    Read-only; built once from the core's answer (fields are read from it on access, so a
+    verdict costs one small object on the hot path).
     """
 
-    __slots__ = (
-        "outcome", "allowed", "tool", "arguments", "arguments_json", "flags", "message", "reason",
-        "action", "resource", "confirmation", "receipt", "shadow", "would_be",
-    )
+    __slots__ = ("tool", "_t", "_text", "_flags")
 
-    outcome: Outcome
-    allowed: bool
     tool: str
-    arguments: Optional[Dict[str, Any]]
-    arguments_json: Optional[str]
-    flags: List[Flag]
-    message: Optional[str]
-    reason: Optional[Reason]
-    action: Optional[str]
-    resource: Optional[str]
-    confirmation: Optional[Confirmation]
-    receipt: Optional[str]
-    shadow: bool
-    would_be: Optional[Reason]
+    """The tool the call asked for."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """``passed``, ``repaired``, ``rejected``, ``denied`` or ``confirm``."""
+        return self._t[0]  # type: ignore[no-any-return]
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the call may run (``passed`` or ``repaired``)."""
+        return self._t[3] is not None
+
+    @property
+    def arguments(self) -> Optional[Dict[str, Any]]:
+        """Present iff allowed: the exact arguments to run with."""
+        return self._t[3]  # type: ignore[no-any-return]
+
+    @property
+    def arguments_json(self) -> Optional[str]:
+        """Present iff allowed: the caller's own text when nothing changed, else the arguments
+        serialized."""
+        text = self._t[4]
+        return self._text if text is None and self._t[3] is not None else text  # type: ignore[no-any-return]
+
+    @property
+    def flags(self) -> List[Flag]:
+        """One per change made, in the order made."""
+        if self._flags is None:
+            self._flags = [Flag(*f) for f in self._t[5]] if self._t[5] else []
+        return self._flags
+
+    @property
+    def message(self) -> Optional[str]:
+        """For refusals and ``confirm``: the model-readable message."""
+        return self._t[2]  # type: ignore[no-any-return]
+
+    @property
+    def reason(self) -> Optional[Reason]:
+        """For refusals and ``confirm``: why (closed set, see :data:`Reason`)."""
+        return self._t[1]  # type: ignore[no-any-return]
+
+    def _fact(self, i: int) -> Any:
+        facts = self._t[6]
+        return None if facts is None else facts[i]
+
+    @property
+    def action(self) -> Optional[str]:
+        """What policy was asked (the tool's action), once the call reached policy."""
+        return self._fact(0)  # type: ignore[no-any-return]
+
+    @property
+    def resource(self) -> Optional[str]:
+        """The resolved resource, once the call reached policy and the tool declares one."""
+        return self._fact(1)  # type: ignore[no-any-return]
+
+    @property
+    def confirmation(self) -> Optional[Confirmation]:
+        """Outcome ``confirm`` only: the host-only token, its expiry and a summary."""
+        c = self._fact(2)
+        return None if c is None else Confirmation(*c)
+
+    @property
+    def receipt(self) -> Optional[str]:
+        """Iff allowed and receipts are configured: the signed receipt (compact JWS)."""
+        return self._fact(3)  # type: ignore[no-any-return]
+
+    @property
+    def shadow(self) -> bool:
+        """Shadow mode: let through although enforcement would have refused it."""
+        return bool(self._fact(4))
+
+    @property
+    def would_be(self) -> Optional[Reason]:
+        """Shadow mode: the reason enforcement would have refused with."""
+        return self._fact(5) if self._fact(4) else None  # type: ignore[no-any-return]
 
     def to_dict(self) -> Dict[str, Any]:
         """The verdict with the Node package's field names (``argumentsJson``, ``wouldBe`` …),
@@ -108,8 +170,9 @@ class Verdict:
         for key, value in (("message", self.message), ("reason", self.reason), ("action", self.action), ("resource", self.resource), ("receipt", self.receipt)):
             if value is not None:
                 d[key] = value
-        if self.confirmation is not None:
-            d["confirmation"] = self.confirmation.to_dict()
+        confirmation = self.confirmation
+        if confirmation is not None:
+            d["confirmation"] = confirmation.to_dict()
         if self.shadow:
             d["shadow"] = True
             d["wouldBe"] = self.would_be
@@ -134,39 +197,19 @@ class TurnCall(Verdict):
 
 
 NativeVerdict = Tuple[str, Optional[str], Optional[str], Any, Optional[str], list, Optional[tuple]]
-"""What ``toolgate._native`` answers for one decision (see ``_native.pyi``)."""
+"""What ``toolgate._native`` answers for one decision (see ``_native.pyi``): ``(outcome, reason,
+message, arguments, arguments_json, flags, facts)``."""
 
 
 def from_native(tool: str, t: NativeVerdict, text: Optional[str], engine_out: Optional[list] = None) -> Verdict:
-    """Builds a :class:`Verdict` from the native tuple; ``text`` is the arguments text the
-    caller sent (its own text is ``arguments_json`` when nothing changed). ``engine_out``
-    receives the stage-one engine question, if any."""
+    """A :class:`Verdict` over the native tuple; ``text`` is the arguments text the caller sent
+    (its own text is ``arguments_json`` when nothing changed). ``engine_out`` receives the
+    stage-one engine question, if any."""
     v = Verdict.__new__(Verdict)
-    fill(v, tool, t, text, engine_out)
-    return v
-
-
-def fill(v: Verdict, tool: str, t: NativeVerdict, text: Optional[str], engine_out: Optional[list] = None) -> None:
-    """Sets every field of ``v`` from the native tuple (shared by :class:`TurnCall` readers)."""
-    outcome, reason, message, arguments, arguments_json, flags, facts = t
-    v.outcome = outcome  # type: ignore[assignment]
     v.tool = tool
-    v.allowed = arguments is not None
-    v.arguments = arguments
-    v.arguments_json = text if arguments is not None and arguments_json is None else arguments_json
-    v.flags = [Flag(*f) for f in flags] if flags else []
-    v.message = message
-    v.reason = reason  # type: ignore[assignment]
-    if facts is None:
-        v.action = v.resource = v.confirmation = v.receipt = v.would_be = None
-        v.shadow = False
-        return
-    action, resource, confirmation, receipt, shadow, would_be, engine = facts
-    v.action = action
-    v.resource = resource
-    v.confirmation = Confirmation(*confirmation) if confirmation is not None else None
-    v.receipt = receipt
-    v.shadow = bool(shadow)
-    v.would_be = would_be if shadow else None
-    if engine_out is not None and engine is not None:
-        engine_out.append(engine)
+    v._t = t
+    v._text = text
+    v._flags = None
+    if engine_out is not None and t[6] is not None and t[6][6] is not None:
+        engine_out.append(t[6][6])
+    return v

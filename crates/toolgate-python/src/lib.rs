@@ -19,6 +19,9 @@ mod stream;
 
 use pyo3::prelude::*;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The extension module. Classes: `Gate`, `Stream`; functions: `verify_receipt`,
 /// `generate_receipt_key`.
 #[pymodule]
