@@ -34,6 +34,9 @@ export interface LoadedConfig extends ConfigText {
   config: Record<string, unknown>
 }
 
+/** The yaml package's alias bound, kept beside the size bound. */
+const MAX_ALIAS_COUNT = 100
+
 const isYaml = (path: string) => {
   const ext = extname(path).toLowerCase()
   return ext === '.yaml' || ext === '.yml'
@@ -98,8 +101,9 @@ function duplicateKeys(text: string, where: string): void {
 /**
  * Parses YAML text with its alias expansion bounded: before any value is built, the size the
  * document would have as JSON (each alias counted as a full copy of what it names) is measured,
- * in time linear in the document, and a document over `maxBytes` is refused. Duplicate keys and
- * aliases that name a node containing them are refused too. `E_CONFIG` naming `where`.
+ * in time linear in the document, and a document over `maxBytes` is refused; the yaml package's
+ * own alias count bound (100) holds too. Duplicate keys and aliases that name a node containing
+ * them are refused. `E_CONFIG` naming `where`.
  */
 export function parseYamlBounded(raw: string, maxBytes: number, where: string): unknown {
   let doc: Document
@@ -111,7 +115,8 @@ export function parseYamlBounded(raw: string, maxBytes: number, where: string): 
   if (doc.errors.length > 0) throw new ToolGateError('E_CONFIG', `${where}: ${doc.errors[0].message}`)
   try {
     expandedSize(doc, maxBytes)
-    return doc.toJS({ maxAliasCount: -1 }) // bounded above, by size
+    // and by count, as the yaml package bounds it (its count weighs nested aliases)
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
   } catch (err) {
     if (err instanceof ToolGateError) throw new ToolGateError('E_CONFIG', `${where}: ${err.message}`)
     const deep = err instanceof RangeError && /call stack/i.test(err.message)
