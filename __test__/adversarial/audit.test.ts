@@ -8,7 +8,7 @@
 // - Text from a tampered line cannot repaint the report (escape sequences, bidi overrides).
 // - One hostile record does not stop replay or lose the drift found before it.
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -148,6 +148,26 @@ describe('a keyed chain (audit.chainKeyEnv / chainKeyFile)', () => {
     const downgraded = [...lines, JSON.stringify({ v: 1, type: 'open', time: 't', pid: 1, configHash: 'x', prev: createHash('sha256').update(lines[lines.length - 1]).digest('base64url') })]
     const down = verify(save(downgraded, 'forged-4.jsonl'), '--key-env', 'AUDIT_KEY')
     expect([down.code, down.report.break.kind, down.report.break.line]).toEqual([1, 'key', lines.length + 1])
+  })
+
+  it('a keyed chain runs on across rotated files, and a gate reopening the file continues it', async () => {
+    const log = fresh('rotating.jsonl')
+    process.env.AUDIT_KEY = KEY
+    try {
+      const config = { tools, policy, audit: { jsonl: log, maxFileBytes: 1500, chainKeyEnv: 'AUDIT_KEY' } }
+      const a = new ToolGate(config)
+      for (let i = 0; i < 12; i++) a.check('read_file', `{"path":"reports/r${i}.csv"}`, { subject: 'ana' })
+      await a.flush()
+    } finally {
+      delete process.env.AUDIT_KEY
+    }
+    const files = [`${log}.1`, `${log}.2`, `${log}.3`, log].filter((f) => existsSync(f))
+    expect(files.length).toBeGreaterThan(1)
+    expect(JSON.parse(readFileSync(log, 'utf8').split('\n')[0])).toMatchObject({ type: 'rotate', chain: 'hmac-sha256' })
+    const r = verify(...files, '--key-env', 'AUDIT_KEY')
+    expect([r.code, r.report.keyed]).toEqual([0, true])
+    // a rotated file alone, without the key: refused, not vouched for
+    expect(verify(log).code).toBe(1)
   })
 
   it('a chain key shorter than 16 bytes, or a missing variable, is E_CONFIG naming the key', () => {
