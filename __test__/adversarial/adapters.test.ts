@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-import { generateText, stepCountIs, tool, wrapLanguageModel, type ModelMessage, type ToolCallRepairFunction, type ToolSet } from 'ai'
+import { generateText, simulateReadableStream, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage, type ToolCallRepairFunction, type ToolSet } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import OpenAI from 'openai'
 
@@ -73,6 +73,37 @@ describe('AI SDK: a verdict is bound to the exact arguments it allowed, and used
     const answer = JSON.stringify(mock.doGenerateCalls[1].prompt)
     expect(answer).toContain('error-text')
     expect(answer).not.toContain('"contents"')
+  })
+
+  it('streamText: the same swap by the host’s repair function is decided again and refused', async () => {
+    const gate = new ToolGate(config)
+    const input = '{"path":"reports/../q3.csv"}'
+    const chunks = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'tool-input-start', id: 's1', toolName: 'read_file' },
+      { type: 'tool-input-delta', id: 's1', delta: input },
+      { type: 'tool-input-end', id: 's1' },
+      { type: 'tool-call', toolCallId: 's1', toolName: 'read_file', input },
+      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'x' }, usage },
+    ]
+    const done = [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'done' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: { unified: 'stop', raw: 'x' }, usage }]
+    const mock = new MockLanguageModelV4({
+      doStream: [{ stream: simulateReadableStream({ chunks: chunks as never[] }) }, { stream: simulateReadableStream({ chunks: done as never[] }) }],
+    })
+    const seen: string[] = []
+    const onVerdict = (v: Verdict, i: AiSdkVerdictInfo) => void seen.push(`${i.source}:${v.outcome}:${v.reason ?? ''}`)
+    const ran: unknown[] = []
+    const hostRepair: ToolCallRepairFunction<ToolSet> = async ({ toolCall }) => ({ ...toolCall, input: '{"path":"secret/keys.pem"}' })
+    const result = streamText({
+      model: wrapLanguageModel({ model: mock, middleware: toolgateMiddleware(gate, ana, { onVerdict }) }),
+      tools: gateTools({ read_file: readTool(ran) }, gate, ana, { onVerdict }),
+      experimental_repairToolCall: hostRepair,
+      stopWhen: stepCountIs(2),
+      prompt: 'read',
+    })
+    expect(await result.text).toBe('done')
+    expect(ran).toEqual([])
+    expect(seen).toEqual(['stream:passed:', 'tool:denied:deny_rule'])
   })
 
   it('an approved call whose input a client edits in the history it sends back is decided again and refused', async () => {
