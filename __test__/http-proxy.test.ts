@@ -732,6 +732,17 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
     expect(out.choices[1].message.content).toMatch(/^thinking\n\n\[toolgate\] The call to `nuke`/)
   })
 
+  it('the rewrite refuses an ambiguous Chat call shape even where the gate decided a call for it', () => {
+    // as if the core had read one of the two: the proxy still never emits the other
+    const allowed = (callId: string, tool: string) => ({ callId, tool, outcome: 'passed' as const, allowed: true, flags: [], arguments: {}, argumentsJson: '{}' })
+    const both = { choices: [{ index: 0, finish_reason: 'function_call', message: { role: 'assistant', content: null, tool_calls: [], function_call: { name: 'search', arguments: '{}' } } }] }
+    expect(() => decidedAnswer('openai', JSON.stringify(both), [allowed('0', 'search')])).toThrow(/both `tool_calls` and a legacy `function_call`/)
+    const twoNames = { choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'search', input: '{}' }, function: { name: 'nuke', arguments: '{}' } }] } }] }
+    expect(() => decidedAnswer('openai', JSON.stringify(twoNames), [allowed('c1', 'search')])).toThrow(/both `function` and `custom`/)
+    const renamed = { content: [{ type: 'tool_use', id: 't1', name: 'nuke', input: {} }] }
+    expect(() => decidedAnswer('anthropic', JSON.stringify(renamed), [allowed('t1', 'search')])).toThrow(/is not the call the gate decided there/)
+  })
+
   it('a refused call the payload does not hold is E_PAYLOAD, never a silent pass', () => {
     const refused = [{ callId: 'ghost', tool: 't', outcome: 'rejected' as const, allowed: false, flags: [], message: 'no' }]
     expect(() => decidedAnswer('anthropic', JSON.stringify({ content: [{ type: 'text', text: 'hi' }] }), refused)).toThrow(/carries 0 tool calls, the gate decided 1/)
