@@ -84,7 +84,8 @@ describe('toolgate mcp-proxy: writes need the user’s approval (server-filesyst
       expect(r.isError).toBeFalsy()
       expect(readFileSync(target, 'utf8')).toBe('42') // 42 → "42" by the gate, then written
       expect(asked).toHaveLength(1)
-      expect(asked[0].message).toContain(`write_file {"path":${JSON.stringify(target)},"content":"42"}`)
+      // the gate's summary: every argument named, the repaired values shown
+      expect(asked[0].message).toContain(`write_file: path: ${JSON.stringify(target)}, content: "42"`)
       expect((asked[0] as { requestedSchema?: unknown }).requestedSchema).toEqual({ type: 'object', properties: {} })
       expect(stderr()).toMatch(/write_file \(id \d+\) approved by the user; forwarding/)
     } finally {
@@ -183,7 +184,7 @@ describe('toolgate mcp-proxy: approved calls carry receipts; the user’s answer
       p.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'save', arguments: { text: 'cancelled', copies: 1 } } })
       const ask = await p.next((m) => m.method === 'elicitation/create')
       expect(String(ask.id)).toMatch(/^toolgate-confirm-/)
-      expect((ask.params as { message: string }).message).toContain('save {"text":"cancelled","copies":1}')
+      expect((ask.params as { message: string }).message).toContain('save: text: "cancelled", copies: 1')
       p.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'user pressed stop' } })
       const withdrawn = await p.next((m) => m.method === 'notifications/cancelled')
       expect(withdrawn.params).toEqual({ requestId: ask.id, reason: 'the tool call was cancelled' })
