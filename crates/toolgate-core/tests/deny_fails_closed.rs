@@ -39,6 +39,18 @@ fn a_deny_whose_condition_cannot_be_decided_denies() {
     assert_eq!(check(&g, "pay", r#"{"amount":1}"#, r#"{"identity":{"blocked":true}}"#), Some(Reason::DenyRule));
     assert_eq!(check(&g, "pay", r#"{"amount":1}"#, r#"{"identity":{"blocked":"yes"}}"#), Some(Reason::DenyRule));
     assert_eq!(check(&g, "pay", r#"{"amount":1}"#, r#"{"identity":{"blocked":false}}"#), None);
+    // the presence test stays decidable: a deny can be scoped to calls that carry the value
+    let scoped = gate(json!({
+        "tools": [{ "name": "pay" }],
+        "policy": { "rules": [
+            { "effect": "allow", "tools": ["pay"] },
+            { "effect": "deny", "tools": ["pay"], "when": "args.amount != null and args.amount > 1000" }
+        ]}
+    }));
+    assert_eq!(check(&scoped, "pay", r#"{}"#, "{}"), None);
+    assert_eq!(check(&scoped, "pay", r#"{"amount":"5000"}"#, "{}"), Some(Reason::DenyRule));
+    assert_eq!(check(&scoped, "pay", r#"{"amount":5000}"#, "{}"), Some(Reason::DenyRule));
+    assert_eq!(check(&scoped, "pay", r#"{"amount":5}"#, "{}"), None);
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub(super) enum Mode {
     Lenient,
     /// As unknown: a deny rule whose condition cannot be decided still denies (fails closed).
     /// Bare names stay flags (absent = not set); a non-boolean value for one is undecidable.
+    /// `x == null` / `x != null` stay decidable for a missing `x` (the presence test).
     Strict,
 }
 
@@ -77,7 +78,15 @@ pub(super) fn eval<'a>(node: &'a Node, s: &Scope<'a>, m: Mode) -> Truth {
             _ if m == Mode::Strict => Truth::Unknown,
             _ => Truth::False,
         },
-        Node::Cmp(op, a, b) => known(value(a, s), value(b, s), m, |a, b| compare(*op, a, b)),
+        Node::Cmp(op, a, b) => {
+            let (a, b) = (value(a, s), value(b, s));
+            // strict: `x == null` / `x != null` is the presence test, decidable when x is missing
+            let (a, b) = match (m, op, a, b) {
+                (Mode::Strict, CmpOp::Eq | CmpOp::Ne, V::Missing, V::Null) | (Mode::Strict, CmpOp::Eq | CmpOp::Ne, V::Null, V::Missing) => (V::Null, V::Null),
+                _ => (a, b),
+            };
+            known(a, b, m, |a, b| compare(*op, a, b))
+        }
         Node::In(x, l) => known(value(x, s), value(l, s), m, member),
         Node::Matches(x, glob) => known(value(x, s), V::Null, m, |x, _| match x {
             V::Str(t) => Some(glob.matches(t)),
