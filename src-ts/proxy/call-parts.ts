@@ -5,12 +5,13 @@
 // the codec did not decide — or one an SDK could read two ways — is never passed on. Shapes only:
 // which call runs is the gate's decision.
 import { ToolGateError } from '../errors'
+import type { ApiDialect } from './http-upstream'
 
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The model APIs whose answers are read here. */
-export type AnswerDialect = 'openai' | 'openai-responses' | 'anthropic'
+export type AnswerDialect = ApiDialect
 
 /**
  * How a part carries its call, which fixes how it is re-encoded: `function` / `custom` (Chat

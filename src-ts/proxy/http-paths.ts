@@ -7,11 +7,11 @@
 // request passes only when it is on the pass-through list (by default: requests that cannot
 // return model output), and is refused otherwise.
 
-/** The model APIs the HTTP proxy guards. */
-export type GuardedDialect = 'openai' | 'openai-responses' | 'anthropic'
+import { ToolGateError } from '../errors'
+import type { ApiDialect } from './http-upstream'
 
 /** The endpoint suffixes guarded on `POST`, and the API each one speaks. */
-export const GUARDED_SUFFIXES: readonly (readonly [string, GuardedDialect])[] = Object.freeze([
+export const GUARDED_SUFFIXES: readonly (readonly [string, ApiDialect])[] = Object.freeze([
   ['/chat/completions', 'openai'],
   ['/responses', 'openai-responses'],
   ['/messages', 'anthropic'],
@@ -76,7 +76,7 @@ export function normalisePath(raw: string): string | BadPath {
 }
 
 /** The API a `POST` to `path` (normalised) speaks when it is guarded; matched without regard to case. */
-export function guardedDialect(method: string | undefined, path: string): GuardedDialect | undefined {
+export function guardedDialect(method: string | undefined, path: string): ApiDialect | undefined {
   if (method !== 'POST') return undefined
   const p = path.toLowerCase()
   for (const [suffix, dialect] of GUARDED_SUFFIXES) if (p.endsWith(suffix)) return dialect
@@ -93,14 +93,14 @@ export interface PassThroughList {
 
 /**
  * Compiles `entries` (`METHOD /path`, `*` for one segment; `*` as the method for any method).
- * Throws a message naming the first entry that is not of that form.
+ * Throws `E_CONFIG` naming the first entry that is not of that form.
  */
 export function passThroughList(entries: readonly string[]): PassThroughList {
   const compiled = entries.map((e) => {
     const m = /^([A-Z]+|\*) (\/\S*)$/.exec(e.trim())
-    if (m === null) throw new Error(`pass-through entry \`${e}\`: expected \`METHOD /path\` (\`*\` for one path segment)`)
+    if (m === null) throw new ToolGateError('E_CONFIG', `pass-through entry \`${e}\`: expected \`METHOD /path\` (\`*\` for one path segment)`)
     const norm = normalisePath(m[2])
-    if (typeof norm !== 'string') throw new Error(`pass-through entry \`${e}\`: ${norm.bad}`)
+    if (typeof norm !== 'string') throw new ToolGateError('E_CONFIG', `pass-through entry \`${e}\`: ${norm.bad}`)
     return { method: m[1], segs: norm.split('/').slice(1) }
   })
   return {

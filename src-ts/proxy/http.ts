@@ -94,12 +94,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
   const base = parseUpstream(opts.upstream)
   if (typeof base === 'string') throw new ToolGateError('E_CONFIG', `upstream: ${base}`)
   const log = opts.log ?? (() => undefined)
-  let passThrough: PassThroughList
-  try {
-    passThrough = passThroughList(opts.passThrough ?? DEFAULT_PASS_THROUGH)
-  } catch (err) {
-    throw new ToolGateError('E_CONFIG', (err as Error).message)
-  }
+  const passThrough = passThroughList(opts.passThrough ?? DEFAULT_PASS_THROUGH) // E_CONFIG for a malformed entry
   const gates = new GateCache({ config: opts.config ?? { tools: [] }, max: opts.gateCache ?? DEFAULT_GATE_CACHE, log })
   const identity: IdentitySettings = { fixed: opts.fixed ?? {}, headers: { ...DEFAULT_IDENTITY_HEADERS, ...opts.identityHeaders } }
   if (opts.identity !== undefined && isFixed(identity)) throw new ToolGateError('E_CONFIG', 'identity: a fixed caller (--subject/--role/--session or config proxy.subject/roles/session) cannot be combined with verified callers')
