@@ -59,25 +59,34 @@ export function openRegularFile(path: string, what: string, maxBytes?: number): 
 export function readRegularFile(path: string, what: string, maxBytes: number): Buffer {
   const { fd } = openRegularFile(path, what, maxBytes)
   try {
-    const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      const buf = Buffer.allocUnsafe(CHUNK)
-      let got: number
-      try {
-        got = readSync(fd, buf, 0, CHUNK, null)
-      } catch (err) {
-        throw new ToolGateError('E_CONFIG', `${what} ${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err })
-      }
-      if (got === 0) break
-      total += got
-      if (total > maxBytes) throw new ToolGateError('E_CONFIG', `${what} ${path}: is over the limit of ${maxBytes} bytes`)
-      chunks.push(got === CHUNK ? buf : buf.subarray(0, got))
-    }
-    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)
+    return readBounded(fd, `${what} ${path}`, maxBytes)
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Reads an open descriptor (a file, or a pipe such as standard input) to its end, refusing more
+ * than `maxBytes` bytes: `E_CONFIG` `"<where>: is over the limit of N bytes"`, or naming the
+ * read error.
+ */
+export function readBounded(fd: number, where: string, maxBytes: number): Buffer {
+  const chunks: Buffer[] = []
+  let total = 0
+  for (;;) {
+    const buf = Buffer.allocUnsafe(CHUNK)
+    let got: number
+    try {
+      got = readSync(fd, buf, 0, CHUNK, null)
+    } catch (err) {
+      throw new ToolGateError('E_CONFIG', `${where}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err })
+    }
+    if (got === 0) break
+    total += got
+    if (total > maxBytes) throw new ToolGateError('E_CONFIG', `${where}: is over the limit of ${maxBytes} bytes`)
+    chunks.push(got === CHUNK ? buf : buf.subarray(0, got))
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total)
 }
 
 /** A byte bound from an environment variable (a positive whole number), or `fallback`. */

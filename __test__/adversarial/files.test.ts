@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate } from '../../src-ts/index'
-import { runCli } from '../helpers/cli'
+import { CLI, runCli } from '../helpers/cli'
 
 const root = join(__dirname, '..', '..')
 const dist = join(root, 'dist', 'index.js')
@@ -131,6 +131,15 @@ describe('the CLI: configs, proposed policies and logs', () => {
     const verify = run(['audit', 'verify', fifo])
     expect([verify.code, verify.stderr]).toEqual([2, expect.stringContaining('is a FIFO (named pipe)')])
     expect(run(['audit', 'verify', dir]).code).toBe(2)
+  })
+
+  it('check reads stdin within the same bound', () => {
+    const schema = fresh('schema.json')
+    writeFileSync(schema, '{"type":"object"}')
+    const r = spawnSync(process.execPath, [CLI, 'check', '--schema', schema, '--input', '-', '--tool-name', 't'], {
+      input: `{"q":"${'a'.repeat(5000)}"}`, encoding: 'utf8', timeout: 10_000, env: { ...process.env, TOOLGATE_MAX_CONFIG_BYTES: '1000' },
+    })
+    expect([r.status, r.stderr]).toEqual([2, expect.stringContaining('--input stdin: is over the limit of 1000 bytes')])
   })
 
   it('the proxies read their --config the same way (exit 2, naming the path)', () => {

@@ -1,12 +1,11 @@
 // `toolgate check`: decides one recorded tool call — the raw arguments text a model sent —
 // against a tool's JSON Schema (or a whole toolgate config) and prints the Verdict.
 // Exit codes: 0 passed / repaired, 1 rejected / denied / confirm, 2 usage or config error.
-import { readFileSync } from 'node:fs'
 
 import { ToolGate } from '../gate'
 import type { CallContext } from '../types'
 import { ToolGateError } from '../errors'
-import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readRegularFile } from '../regular-file'
+import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readBounded, readRegularFile } from '../regular-file'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
 import { renderVerdict } from './demo'
 
@@ -42,11 +41,10 @@ Examples:
 /** Reads a file a flag names (a regular file within the config bound); `-` is stdin. Errors name the flag. */
 function readInput(flag: string, path: string): string {
   try {
-    if (path !== '-') return readRegularFile(path, `--${flag}`, boundFromEnv('TOOLGATE_MAX_CONFIG_BYTES', DEFAULT_MAX_CONFIG_BYTES)).toString('utf8')
-    return readFileSync(0, 'utf8')
+    const max = boundFromEnv('TOOLGATE_MAX_CONFIG_BYTES', DEFAULT_MAX_CONFIG_BYTES)
+    return (path === '-' ? readBounded(0, `--${flag} stdin`, max) : readRegularFile(path, `--${flag}`, max)).toString('utf8')
   } catch (err) {
-    if (err instanceof ToolGateError) throw new UsageError(err.message)
-    throw new UsageError(`--${flag}: cannot read stdin (${(err as Error).message})`)
+    throw new UsageError((err as Error).message)
   }
 }
 
