@@ -7,6 +7,7 @@
 // - A torn or edited last line (no newline) fails unless --allow-torn-tail.
 // - Text from a tampered line cannot repaint the report (escape sequences, bidi overrides).
 // - One hostile record does not stop replay or lose the drift found before it.
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -148,6 +149,24 @@ describe('a keyed chain (audit.chainKeyEnv / chainKeyFile)', () => {
     const downgraded = [...lines, JSON.stringify({ v: 1, type: 'open', time: 't', pid: 1, configHash: 'x', prev: createHash('sha256').update(lines[lines.length - 1]).digest('base64url') })]
     const down = verify(save(downgraded, 'forged-4.jsonl'), '--key-env', 'AUDIT_KEY')
     expect([down.code, down.report.break.kind, down.report.break.line]).toEqual([1, 'key', lines.length + 1])
+  })
+
+  it('a plain log a keyed gate continues: the keyed open covers the plain part before it', async () => {
+    const { log } = await writeLog('mixed', {})
+    // the process restarts with a chain key (a child process: this one still holds the plain chain)
+    const script = `const { ToolGate } = require(${JSON.stringify(join(__dirname, '..', '..', 'dist', 'index.js'))})
+      const g = new ToolGate(${JSON.stringify({ tools, policy, audit: { jsonl: log, chainKeyEnv: 'AUDIT_KEY' } })})
+      g.check('read_file', '{"path":"reports/q5.csv"}', { subject: 'ana' })`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, AUDIT_KEY: KEY } })
+    expect(child.status, child.stderr).toBe(0)
+    const r = verify(log, '--key-env', 'AUDIT_KEY')
+    expect([r.code, r.report.keyed, r.report.summary.lines]).toEqual([0, true, 6])
+    expect(r.report.warnings.join('\n')).toContain('lines before line 5 are not keyed')
+    expect(verify(log).report.break).toMatchObject({ kind: 'key', line: 5 })
+    // a forged plain line before the keyed part, re-chained: the keyed open's link breaks
+    const lines = readFileSync(log, 'utf8').split('\n').slice(0, -1)
+    const forged = forgeAndRechain(lines.slice(0, 4), 2, allowMallory).concat(lines.slice(4))
+    expect(verify(save(forged, 'mixed-forged.jsonl'), '--key-env', 'AUDIT_KEY').code).toBe(1)
   })
 
   it('a keyed chain runs on across rotated files, and a gate reopening the file continues it', async () => {
