@@ -157,7 +157,7 @@ describe('credentials in upstream URLs are never printed', () => {
 describe('bounded queues', () => {
   it('while the proxy lists the server’s tools, held messages are bounded: the oldest are failed with a JSON-RPC error', async () => {
     const log = join(dir, 'held.log')
-    const p = rawProxy(naive(log, 0, 1500))
+    const p = rawProxy(naive(log, 0, 3000))
     try {
       p.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
       await p.until(() => p.lines.some((m) => m.id === 0))
