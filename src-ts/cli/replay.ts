@@ -1,7 +1,7 @@
 // `toolgate replay`: re-decides every logged call that carries its arguments against a proposed
 // config, in log order, and prints the drift — which calls would change outcome or reason.
 // Exit codes: 0 no drift, 1 drift, 2 usage or config error, or a log without arguments.
-import { readLines } from '../audit/verify'
+import { readLines } from '../audit/lines'
 import { loadConfigFile } from '../config-file'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
