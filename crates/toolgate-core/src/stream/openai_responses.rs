@@ -240,6 +240,11 @@ impl ResponsesStream {
         if it.done {
             return Err(cx.err(&key(&[], "output_index"), format!("output item {} done twice", it.wire)));
         }
+        if it.call.is_some() {
+            if let Some(k) = restated_differently(&it.added, &item) {
+                return Err(cx.err(&key(&ip, k), format!("`output_item.done` restates output item {} with another `{k}` than the call decided", it.wire)));
+            }
+        }
         it.done = true;
         it.value = item.clone();
         let (kind, call, released, out) = (it.kind, it.call, it.released, it.out);
@@ -312,6 +317,9 @@ impl ResponsesStream {
                 }
                 continue;
             };
+            if let Some(k) = restated_differently(&it.added, &m) {
+                return Err(cx.err(&key(&index(&op, i), k), format!("the output restates call {:?} with another `{k}` than the one decided", it.added.get("call_id").and_then(Value::as_str).unwrap_or("?"))));
+            }
             if let (true, Kind::Text(member), Some(t)) = (terminal, it.kind, it.call.and_then(|c| cx.sh.call(c))) {
                 let sent = m.get(member).and_then(Value::as_str);
                 if t.verdict.is_some() && !t.overflowed && sent.is_some_and(|s| s != t.text) {
@@ -339,6 +347,22 @@ impl ResponsesStream {
         ev.insert("response".into(), Value::Object(forwarded));
         let w = cx.bytes;
         self.forward(cx, ev, w)
+    }
+}
+
+/// The member by which a later form of a call item (`output_item.done`, a Response's `output`)
+/// names another call than the item as added — `type`, `name`, `namespace`, `call_id`, and `id`
+/// where both carry one — or `None` when it is the same call. The gate decided the call as added;
+/// a client reading the later form must not run anything else.
+fn restated_differently(added: &Map<String, Value>, later: &Map<String, Value>) -> Option<&'static str> {
+    for k in ["type", "name", "namespace", "call_id"] {
+        if added.get(k) != later.get(k) {
+            return Some(k);
+        }
+    }
+    match (added.get("id"), later.get("id")) {
+        (Some(a), Some(b)) if a != b => Some("id"),
+        _ => None,
     }
 }
 
