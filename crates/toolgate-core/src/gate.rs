@@ -65,6 +65,8 @@ pub struct Gate {
     clock: Clock,
     receipts: Option<Receipts>,
     audit: Option<Arc<AuditLog>>,
+    /// What the build let through that a strict build refuses (see [`Gate::from_json_learning`]).
+    warnings: Vec<String>,
     /// Whether a decision can depend on the time: policy, receipts, audit, a loop guard,
     /// confirm-before-write, or a clock or store given from outside. When not, `who` leaves
     /// the clock unread (a plain schema gate's hot path).
@@ -89,15 +91,24 @@ impl Gate {
     /// Builds a gate from config JSON text. Every schema is compiled here, once; the text's
     /// hash is the `configHash` of audit records.
     pub fn from_json(text: &str) -> Result<Gate, GateError> {
-        Gate::build(Config::from_json(text)?, text)
+        Gate::build(Config::from_json(text)?, text, false)
+    }
+
+    /// [`Gate::from_json`] for hosts whose tools are learned after the gate is first built (the
+    /// MCP proxy before the server's first `tools/list`): policy `tools`/`actions` globs that match
+    /// no declared tool are kept and reported by [`Gate::warnings`] instead of being `E_CONFIG`.
+    /// Every other check is the same.
+    pub fn from_json_learning(text: &str) -> Result<Gate, GateError> {
+        Gate::build(Config::from_json(text)?, text, true)
     }
 
     /// Builds a gate from a parsed config.
     pub fn new(config: Config) -> Result<Gate, GateError> {
-        Gate::build(config, "")
+        Gate::build(config, "", false)
     }
 
-    fn build(config: Config, text: &str) -> Result<Gate, GateError> {
+    fn build(config: Config, text: &str, learning: bool) -> Result<Gate, GateError> {
+        let mut warnings = Vec::new();
         let limits = config.parse_limits();
         let max_payload_bytes = config.limits.max_payload_bytes;
         let mut tools = Vec::with_capacity(config.tools.len());
@@ -118,7 +129,7 @@ impl Gate {
             None => None,
             Some(p) => {
                 let names: Vec<(String, String)> = tools.iter().map(|t| (t.name.clone(), t.decl.action.clone())).collect();
-                let policy = Policy::compile(p, &names)?;
+                let policy = Policy::compile(p, &names, learning.then_some(&mut warnings))?;
                 for t in &mut tools {
                     t.candidates = policy.candidates(&t.name, &t.decl.action);
                 }
@@ -134,6 +145,7 @@ impl Gate {
             || config.loop_guard.is_some()
             || tools.iter().any(|t| t.decl.writes || t.decl.loop_guard.is_some());
         Ok(Gate {
+            warnings,
             timed,
             tools,
             by_name,
@@ -175,6 +187,12 @@ impl Gate {
     /// The receipts' verifying key (base64url), when receipts are configured.
     pub fn public_key(&self) -> Option<&str> {
         self.receipts.as_ref().map(|r| r.key.public_key())
+    }
+
+    /// What a [`Gate::from_json_learning`] build let through (rule globs that match no declared
+    /// tool yet), one message each; empty for a strict build.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The same gate reading another clock (tests of expiry and windows).

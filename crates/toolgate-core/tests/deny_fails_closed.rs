@@ -128,3 +128,19 @@ fn case_insensitive_resources_close_the_case_gap() {
     assert_eq!(check(&g, "a", r#"{"p":"SECRET/x"}"#, "{}"), Some(Reason::DenyRule));
     assert_eq!(check(&g, "b", r#"{"p":"SECRET/x"}"#, "{}"), None);
 }
+
+/// A host that learns its tools later builds its gate with rule globs that match nothing yet:
+/// they are warnings then, and the rules apply once the tools exist. A strict build refuses them.
+#[test]
+fn learning_builds_keep_rules_for_tools_declared_later() {
+    let cfg = json!({ "tools": [], "policy": { "rules": [{ "effect": "allow", "tools": ["read_*"] }] } }).to_string();
+    assert_eq!(Gate::from_json(&cfg).unwrap_err().code(), "E_CONFIG");
+    let g = Gate::from_json_learning(&cfg).unwrap();
+    assert_eq!(g.warnings().len(), 1, "{:?}", g.warnings());
+    assert!(g.warnings()[0].contains("read_*"));
+    let later = json!({ "tools": [{ "name": "read_file" }, { "name": "write_file" }], "policy": { "rules": [{ "effect": "allow", "tools": ["read_*"] }] } }).to_string();
+    let g = Gate::from_json_learning(&later).unwrap();
+    assert!(g.warnings().is_empty());
+    assert_eq!(check(&g, "read_file", "{}", "{}"), None);
+    assert_eq!(check(&g, "write_file", "{}", "{}"), Some(Reason::NoRule));
+}

@@ -143,7 +143,10 @@ impl Policy {
     /// Compiles `policy`. Names every problem with its config path: unknown personas, empty
     /// selector lists, `tools`/`actions` globs that match no declared tool (a typo there would
     /// silently disable a deny rule), condition errors with line and column.
-    pub fn compile(p: &PolicyConfig, tools: &[(String, String)]) -> Result<Policy, GateError> {
+    /// `warn`: rule `tools`/`actions` globs that match no declared tool are pushed there as
+    /// warnings instead of failing the compile (for hosts whose tools are learned later, such as
+    /// the MCP proxy before the server's first `tools/list`); `None`: they are `E_CONFIG`.
+    pub fn compile(p: &PolicyConfig, tools: &[(String, String)], mut warn: Option<&mut Vec<String>>) -> Result<Policy, GateError> {
         let mut personas = Vec::with_capacity(p.personas.len());
         for (i, per) in p.personas.iter().enumerate() {
             let at = format!("policy.personas[{i}]");
@@ -163,7 +166,7 @@ impl Policy {
         let mut action_globs = Vec::with_capacity(p.rules.len());
         for (i, r) in p.rules.iter().enumerate() {
             let at = format!("policy.rules[{i}]");
-            let (rule, tg, ag) = compile_rule(r, &at, &personas, tools)?;
+            let (rule, tg, ag) = compile_rule(r, &at, &personas, tools, warn.as_deref_mut())?;
             rules.push(rule);
             tool_globs.push(tg);
             action_globs.push(ag);
@@ -332,7 +335,7 @@ pub fn caller_scope(ctx: &CallContext, now_ms: u64) -> Scope<'_> {
 
 type Globs = Option<Vec<Glob>>;
 
-fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tools: &[(String, String)]) -> Result<(Rule, Globs, Globs), GateError> {
+fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tools: &[(String, String)], mut warn: Option<&mut Vec<String>>) -> Result<(Rule, Globs, Globs), GateError> {
     let cfg = |key: &str, msg: String| GateError::Config(format!("config at `{at}.{key}`: {msg}"));
     let nonempty = |key: &str, v: &Option<Vec<String>>| -> Result<(), GateError> {
         match v {
@@ -357,17 +360,26 @@ fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tool
     };
     let tool_globs = globs("tools", &r.tools, false)?;
     let action_globs = globs("actions", &r.actions, false)?;
+    let mut unmatched = |e: GateError| -> Result<(), GateError> {
+        match warn.as_deref_mut() {
+            Some(list) => {
+                list.push(e.to_string());
+                Ok(())
+            }
+            None => Err(e),
+        }
+    };
     if let Some(gs) = &tool_globs {
         for (j, g) in gs.iter().enumerate() {
             if !tools.iter().any(|(name, _)| g.matches(name)) {
-                return Err(cfg(&format!("tools[{j}]"), format!("`{}` matches no declared tool", g.source())));
+                unmatched(cfg(&format!("tools[{j}]"), format!("`{}` matches no declared tool", g.source())))?;
             }
         }
     }
     if let Some(gs) = &action_globs {
         for (j, g) in gs.iter().enumerate() {
             if !tools.iter().any(|(_, action)| g.matches(action)) {
-                return Err(cfg(&format!("actions[{j}]"), format!("`{}` matches no declared tool's action", g.source())));
+                unmatched(cfg(&format!("actions[{j}]"), format!("`{}` matches no declared tool's action", g.source())))?;
             }
         }
     }
