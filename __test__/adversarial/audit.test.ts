@@ -258,6 +258,22 @@ describe('text from a tampered line never reaches the terminal raw', () => {
   })
 })
 
+describe('toolgate check shows the model’s text escaped too', () => {
+  it('C1 controls and bidi overrides in the arguments are \\u escapes, in both formats', () => {
+    const schema = fresh('schema.json')
+    writeFileSync(schema, JSON.stringify({ type: 'object', properties: { q: { type: 'string' }, n: { type: 'integer' } } }))
+    const input = fresh('call.json')
+    writeFileSync(input, '{"q":"\u009b2J\u202eevil","n":"7"}')
+    const pretty = run(['check', '--schema', schema, '--input', input, '--tool-name', 't'])
+    const json = run(['check', '--schema', schema, '--input', input, '--tool-name', 't', '--format', 'json'])
+    for (const out of [pretty.stdout, json.stdout]) {
+      expect(out).not.toMatch(/[\u009b\u202e]/)
+      expect(out).toContain('\\u202e')
+    }
+    expect(JSON.parse(json.stdout).arguments.q).toBe('\u009b2J\u202eevil')
+  })
+})
+
 describe('replay goes on past a hostile record', () => {
   it('a non-string context value and bad JSON are reported with their lines, a 200,000-deep object replays; the drift around them is kept', async () => {
     const { lines } = await writeLog('replay', {})

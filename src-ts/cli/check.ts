@@ -8,6 +8,7 @@ import { ToolGateError } from '../errors'
 import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readBounded, readRegularFile } from '../regular-file'
 import { formatFlag, parseFlags, UsageError, useColor } from './args'
 import { renderVerdict } from './demo'
+import { terminalJson, terminalLines, terminalSafe, terminalSafeDeep } from './escape'
 
 const USAGE = 'toolgate check --schema schema.json --input call.json --tool-name NAME   decide one recorded call (or --config FILE)'
 
@@ -126,13 +127,15 @@ function run(argv: string[]): number {
       if (err instanceof ToolGateError) throw new UsageError(`--context: ${err.code}: ${err.message}`)
       throw err
     }
+    // the arguments, the flags' values and the message carry the model's text: escaped for the terminal
     if (format === 'json') {
-      process.stdout.write(JSON.stringify(verdict) + '\n')
+      process.stdout.write(terminalJson(verdict) + '\n')
     } else {
       const color = useColor()
       const bold = (s: string) => (color ? `\x1b[1m${s}\x1b[0m` : s)
       const source = values.input === '-' ? 'stdin' : values.input
-      process.stdout.write(`${bold(toolName)} ← ${source}\n${renderVerdict(verdict, color)}\n`)
+      const shown = { ...terminalSafeDeep(verdict), message: verdict.message === undefined ? undefined : terminalLines(verdict.message) }
+      process.stdout.write(`${bold(terminalSafe(toolName))} ← ${terminalSafe(source)}\n${renderVerdict(shown, color)}\n`)
     }
     return verdict.allowed ? 0 : 1
   } catch (err) {

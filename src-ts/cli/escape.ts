@@ -33,3 +33,19 @@ export function terminalJson(value: unknown): string {
 export function terminalLines(text: string): string {
   return text.split('\n').map(terminalSafe).join('\n')
 }
+
+/**
+ * `value` with every string in it (keys and values, at any depth) passed through
+ * {@link terminalSafe}: for rendering a structure whose strings came from a model or a file
+ * with code that prints them as they are.
+ */
+export function terminalSafeDeep<T>(value: T): T {
+  if (typeof value === 'string') return terminalSafe(value) as T
+  if (Array.isArray(value)) return value.map(terminalSafeDeep) as T
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[terminalSafe(k)] = terminalSafeDeep(v)
+    return out as T
+  }
+  return value
+}
