@@ -3,6 +3,7 @@ toolchain on PATH, imports, and answers (the README quickstart, pasted)."""
 
 from __future__ import annotations
 
+import glob
 import os
 import subprocess
 import sys
@@ -15,12 +16,22 @@ from conftest import ROOT
 QUICKSTART = (ROOT / "examples" / "python" / "quickstart.py").read_text(encoding="utf-8")
 
 
-def test_wheel_installs_and_runs_without_rust(tmp_path: Path):
+def interpreters():
+    """This interpreter, and the oldest (3.9, the abi3 floor) and newest CPython found under
+    pyenv: one abi3 wheel must serve them all."""
+    found = [sys.executable]
+    for pattern in ("~/.pyenv/versions/3.9.*/bin/python3", "~/.pyenv/versions/3.13.*/bin/python3"):
+        found += sorted(glob.glob(os.path.expanduser(pattern)))[-1:]
+    return found
+
+
+@pytest.mark.parametrize("python", interpreters())
+def test_wheel_installs_and_runs_without_rust(tmp_path: Path, python: str):
     wheel = os.environ.get("TOOLGATE_WHEEL")
     if not wheel:
         pytest.fail("TOOLGATE_WHEEL is not set: run the suite with scripts/test-python.sh, which builds the wheel")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
     # no cargo, rustc or maturin anywhere on PATH: only the system's own folders and the venv
     path = os.pathsep.join([str(venv / "bin"), "/usr/bin", "/bin"])
     env = {"PATH": path, "HOME": str(tmp_path), "LANG": "C.UTF-8"}

@@ -46,7 +46,7 @@ def _read_bounded(path: str, limit: int, what: str) -> bytes:
 
 def _yaml_to_json(raw: str, path: str) -> str:
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
     except ImportError:
         raise ToolGateError("E_CONFIG", f"config file {path}: reading YAML needs PyYAML (pip install pyyaml)") from None
 

@@ -4,14 +4,9 @@ on, so the core names them (``E_CONFIG``): a typo such as ``role`` must not sile
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Literal, Mapping, Optional
+from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict
 
 from ._errors import ToolGateError
-
-try:  # Python 3.11+: TypedDict with NotRequired would be nicer; total=False works from 3.9
-    from typing import TypedDict
-except ImportError:  # pragma: no cover
-    from typing_extensions import TypedDict  # type: ignore
 
 
 class CallContext(TypedDict, total=False):

@@ -51,7 +51,7 @@ def _judge(v: Any, t0: float, timeout_ms: float, on_error: Optional[EngineErrorR
         return _report(on_error, TimeoutError(f"engine took {took:.1f} ms, over engine_timeout_ms {timeout_ms}"), req, i)
     if v not in _ANSWERS:
         return _report(on_error, _nonsense(v), req, i)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def ask_sync(engines: Sequence[PolicyEngine], req: EngineRequest, timeout_ms: float, method: str, on_error: Optional[EngineErrorReporter]) -> EngineAnswer:

@@ -23,5 +23,5 @@ class ToolGateError(Exception):
         self.code = code
         self.message = message
 
-    def __reduce__(self):  # picklable across processes with its code
+    def __reduce__(self) -> "tuple[type, tuple[str, str]]":  # picklable with its code
         return (type(self), (self.code, self.message))

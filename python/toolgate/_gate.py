@@ -20,6 +20,9 @@ from ._verdict import Verdict, from_native
 
 T = TypeVar("T")
 
+Context = Union[CallContext, Mapping[str, Any]]
+"""A caller: a :class:`CallContext` (or any mapping with its keys)."""
+
 Dialect = str
 """``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"langchain"``, ``"pydantic-ai"``,
 ``"mcp"``, ``"ai-sdk"`` or ``"gemini"`` (``guard`` also takes ``"auto"``)."""
@@ -125,7 +128,7 @@ class ToolGate:
 
     # -- one call -------------------------------------------------------------------------
 
-    def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[CallContext] = None) -> Verdict:
+    def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
         """Decides one call. ``args`` is the raw JSON text the model sent (the hot path: parsed
         strictly in Rust, once) or an already-parsed dict; ``""`` and ``None`` mean ``{}``.
         Returns ``passed`` (run ``arguments_json``, the caller's own text), ``repaired`` (run the
@@ -146,7 +149,7 @@ class ToolGate:
         answer = ask_sync(engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "check", self._on_engine_error)
         return from_native(tool, self._check(tool, text, c, answer), text)
 
-    async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[CallContext] = None) -> Verdict:
+    async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
         """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
         Works on any gate; without engines it is :meth:`check` (sub-microsecond work is not
         worth a thread hop)."""
@@ -169,7 +172,7 @@ class ToolGate:
 
     # -- confirm-before-write -------------------------------------------------------------
 
-    def confirm(self, token: str, ctx: Optional[CallContext] = None) -> Verdict:
+    def confirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
         """The second step of confirm-before-write: ``token`` is the host-only
         ``verdict.confirmation.token`` of a ``confirm`` outcome, ``ctx`` the caller confirming
         (the same subject). Policy, engines, loop and taint run again with the current state; if
@@ -185,7 +188,7 @@ class ToolGate:
         answer = ask_sync(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "confirm", self._on_engine_error)
         return self._confirm_native(token, c, answer)
 
-    async def aconfirm(self, token: str, ctx: Optional[CallContext] = None) -> Verdict:
+    async def aconfirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
         """:meth:`confirm` awaiting asynchronous engines."""
         if self._engines is None:
             return self.confirm(token, ctx)
@@ -249,10 +252,10 @@ class ToolGate:
             return text, first, questions
         return text, None, questions
 
-    def _guard_native(self, dialect: str, text: str, ctx: Mapping[str, Any], pv: Optional[str], engines: Optional[List[str]], ask: bool) -> str:
+    def _guard_native(self, dialect: str, text: str, ctx: Mapping[str, Any], pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
-        return self._gate.guard(dialect, text, context_text(ctx), pv, engines, ask)
+        return self._gate.guard(dialect, text, context_text(ctx), pv, None if engines is None else list(engines), ask)
 
     def filter_tools(self, tools: T, dialect: str, **ctx: Any) -> T:
         """Returns ``tools`` — a tool list in ``dialect``'s request shape (OpenAI ``tools``,

@@ -84,11 +84,14 @@ class Verdict:
 
     tool: str
     """The tool the call asked for."""
+    _t: "NativeVerdict"
+    _text: Optional[str]
+    _flags: Optional[List[Flag]]
 
     @property
     def outcome(self) -> Outcome:
         """``passed``, ``repaired``, ``rejected``, ``denied`` or ``confirm``."""
-        return self._t[0]  # type: ignore[no-any-return]
+        return self._t[0]  # type: ignore[return-value]
 
     @property
     def allowed(self) -> bool:
@@ -98,14 +101,14 @@ class Verdict:
     @property
     def arguments(self) -> Optional[Dict[str, Any]]:
         """Present iff allowed: the exact arguments to run with."""
-        return self._t[3]  # type: ignore[no-any-return]
+        return self._t[3]
 
     @property
     def arguments_json(self) -> Optional[str]:
         """Present iff allowed: the caller's own text when nothing changed, else the arguments
         serialized."""
         text = self._t[4]
-        return self._text if text is None and self._t[3] is not None else text  # type: ignore[no-any-return]
+        return self._text if text is None and self._t[3] is not None else text
 
     @property
     def flags(self) -> List[Flag]:
@@ -117,12 +120,12 @@ class Verdict:
     @property
     def message(self) -> Optional[str]:
         """For refusals and ``confirm``: the model-readable message."""
-        return self._t[2]  # type: ignore[no-any-return]
+        return self._t[2]
 
     @property
     def reason(self) -> Optional[Reason]:
         """For refusals and ``confirm``: why (closed set, see :data:`Reason`)."""
-        return self._t[1]  # type: ignore[no-any-return]
+        return self._t[1]  # type: ignore[return-value]
 
     def _fact(self, i: int) -> Any:
         facts = self._t[6]
@@ -131,12 +134,12 @@ class Verdict:
     @property
     def action(self) -> Optional[str]:
         """What policy was asked (the tool's action), once the call reached policy."""
-        return self._fact(0)  # type: ignore[no-any-return]
+        return self._fact(0)
 
     @property
     def resource(self) -> Optional[str]:
         """The resolved resource, once the call reached policy and the tool declares one."""
-        return self._fact(1)  # type: ignore[no-any-return]
+        return self._fact(1)
 
     @property
     def confirmation(self) -> Optional[Confirmation]:
@@ -147,7 +150,7 @@ class Verdict:
     @property
     def receipt(self) -> Optional[str]:
         """Iff allowed and receipts are configured: the signed receipt (compact JWS)."""
-        return self._fact(3)  # type: ignore[no-any-return]
+        return self._fact(3)
 
     @property
     def shadow(self) -> bool:
@@ -157,7 +160,7 @@ class Verdict:
     @property
     def would_be(self) -> Optional[Reason]:
         """Shadow mode: the reason enforcement would have refused with."""
-        return self._fact(5) if self._fact(4) else None  # type: ignore[no-any-return]
+        return self._fact(5) if self._fact(4) else None
 
     def to_dict(self) -> Dict[str, Any]:
         """The verdict with the Node package's field names (``argumentsJson``, ``wouldBe`` …),

@@ -21,7 +21,7 @@ caller could call, for ``bind_tools``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
@@ -42,7 +42,7 @@ DECLINED = "The user declined this call; it was not run."
 """What the model is told when the user declines a confirmation."""
 
 
-def _refusal(call: Dict[str, Any], message: Optional[str]) -> ToolMessage:
+def _refusal(call: Mapping[str, Any], message: Optional[str]) -> ToolMessage:
     return ToolMessage(content=message or "The call was not allowed.", name=call["name"], tool_call_id=call["id"], status="error")
 
 
@@ -58,7 +58,7 @@ class ToolGateWrapper:
         return dict(c) if c else {}
 
     @staticmethod
-    def _approved(call: Dict[str, Any], verdict: Verdict) -> bool:
+    def _approved(call: Mapping[str, Any], verdict: Verdict) -> bool:
         """Asks the user through a LangGraph interrupt (resumes with their answer)."""
         c = verdict.confirmation
         assert c is not None
@@ -68,7 +68,7 @@ class ToolGateWrapper:
         """The request to execute (arguments replaced by the gate's), or the refusal."""
         if not verdict.allowed:
             return _refusal(request.tool_call, verdict.message)
-        return request.override(tool_call={**request.tool_call, "args": verdict.arguments})
+        return request.override(tool_call={**request.tool_call, "args": dict(verdict.arguments or {})})
 
     def __call__(self, request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
         """Sync wrapper: gate, then ``execute`` with the gate's arguments."""

@@ -46,7 +46,7 @@ def _caller(context: ContextSource, request_context: Any) -> Dict[str, Any]:
 def refusal_result(verdict: Verdict) -> CallToolResult:
     """The ``tools/call`` answer for a refused call: ``isError`` with the gate's message (never
     the confirmation token)."""
-    return CallToolResult(content=[TextContent(type="text", text=verdict.message or "The call was not allowed.")], isError=True)
+    return CallToolResult(content=[TextContent(type="text", text=verdict.message or "The call was not allowed.")], is_error=True)
 
 
 def _visible(gate: ToolGate, tools: list, caller: Dict[str, Any]) -> list:
