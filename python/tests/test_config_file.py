@@ -80,7 +80,7 @@ def test_key_file_resolves_against_the_config_folder(tmp_path):
     assert ToolGate.from_file(tmp_path / "g.json").public_key == key["publicKey"]
 
 
-def test_audit_block_is_refused_until_supported(tmp_path):
+def test_remote_state_is_refused_not_silently_local():
     with pytest.raises(ToolGateError) as e:
-        ToolGate({"tools": [], "audit": {"jsonl": "a.jsonl"}})
-    assert e.value.code == "E_CONFIG" and "audit" in e.value.message
+        ToolGate({"tools": [], "state": {"redis": {"url": "redis://127.0.0.1:6379"}}})
+    assert e.value.code == "E_CONFIG" and "state.redis" in e.value.message

@@ -93,11 +93,52 @@ def read_config_file(path: str) -> str:
     return text
 
 
-def prepare_config(config: Dict[str, Any], base_dir: Optional[str]) -> Dict[str, Any]:
+MIN_CHAIN_KEY_BYTES = 16
+
+
+def _trim_newline(b: bytes) -> bytes:
+    """``b`` without one trailing ``\n`` or ``\r\n``."""
+    if b.endswith(b"\r\n"):
+        return b[:-2]
+    return b[:-1] if b.endswith(b"\n") else b
+
+
+def audit_sinks(audit: Dict[str, Any], at: Any) -> Dict[str, Any]:
+    """Where the audit records of a config's ``audit`` block go (see ``_audit.AuditTrail``), with
+    the chain key ``audit.chainKeyEnv`` / ``chainKeyFile`` names read: the bytes as given (UTF-8
+    for a variable), one trailing newline removed, at least 16 bytes."""
+    sinks: Dict[str, Any] = {}
+    if isinstance(audit.get("jsonl"), str):
+        sinks["jsonl"] = at(audit["jsonl"])
+    if isinstance(audit.get("maxFileBytes"), int):
+        sinks["max_file_bytes"] = audit["maxFileBytes"]
+    if audit.get("stdout") is True:
+        sinks["stdout"] = True
+    key: Optional[bytes] = None
+    where = ""
+    if isinstance(audit.get("chainKeyEnv"), str):
+        where = "audit.chainKeyEnv"
+        value = os.environ.get(audit["chainKeyEnv"])
+        if not value:
+            raise ToolGateError("E_CONFIG", f"config at `audit.chainKeyEnv`: the environment variable {audit['chainKeyEnv']} is not set")
+        key = value.encode("utf-8")
+    elif isinstance(audit.get("chainKeyFile"), str):
+        where = "audit.chainKeyFile"
+        key = _read_bounded(at(audit["chainKeyFile"]), 4096, "config at `audit.chainKeyFile`:")
+    if key is not None:
+        key = _trim_newline(key)
+        if len(key) < MIN_CHAIN_KEY_BYTES:
+            raise ToolGateError("E_CONFIG", f"config at `{where}`: the chain key is {len(key)} bytes; at least {MIN_CHAIN_KEY_BYTES} are needed (for example `openssl rand -base64 32`)")
+        sinks["chain_key"] = key
+    return sinks
+
+
+def prepare_config(config: Dict[str, Any], base_dir: Optional[str]) -> "tuple[Dict[str, Any], Optional[Dict[str, Any]]]":
     """``config`` with the receipt key read into ``receipts.privateKey`` (from the environment
-    variable or file it names) and ``audit.jsonl`` made absolute. Paths resolve against
-    ``base_dir`` (the config file's folder; default the working directory). Errors are
-    ``E_CONFIG`` naming the key, never the key material."""
+    variable or file it names) and ``audit.jsonl`` made absolute, and the audit sinks (``None``
+    without an ``audit`` block). Paths resolve against ``base_dir`` (the config file's folder;
+    default the working directory). Errors are ``E_CONFIG`` naming the key, never the key
+    material."""
 
     def at(p: str) -> str:
         return os.path.abspath(p if base_dir is None or os.path.isabs(p) else os.path.join(base_dir, p))
@@ -118,6 +159,8 @@ def prepare_config(config: Dict[str, Any], base_dir: Optional[str]) -> Dict[str,
         if seed is not None:
             out["receipts"] = {**receipts, "privateKey": seed.strip()}
     audit = config.get("audit")
-    if isinstance(audit, dict) and isinstance(audit.get("jsonl"), str):
+    if not isinstance(audit, dict):
+        return out, None
+    if isinstance(audit.get("jsonl"), str):
         out["audit"] = {**audit, "jsonl": at(audit["jsonl"])}
-    return out
+    return out, audit_sinks(audit, at)

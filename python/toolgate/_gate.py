@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+import weakref
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _native
+from ._audit import AuditTrail
 from ._config import prepare_config, read_config_file
 from ._context import CallContext, context_text
 from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
@@ -41,7 +43,7 @@ class ToolGate:
     {'limit': 10}
     """
 
-    __slots__ = ("_gate", "_check", "_tools", "_writes", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
+    __slots__ = ("_gate", "_check", "_tools", "_writes", "_audit", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
 
     def __init__(
         self,
@@ -50,13 +52,15 @@ class ToolGate:
         engines: Optional[Sequence[PolicyEngine]] = None,
         engine_timeout_ms: float = DEFAULT_ENGINE_TIMEOUT_MS,
         on_engine_error: Optional[EngineErrorReporter] = None,
+        on_audit: Optional[Callable[[str], None]] = None,
         _base_dir: Optional[str] = None,
     ) -> None:
         """Compiles ``config`` (a dict, or its JSON text). ``ToolGateError`` ``E_CONFIG`` names the
         key, or the tool and schema location, when it is wrong (unknown keys included).
         ``engines`` are asked in order after the built-in rules (a built-in deny is final); each
         may take ``engine_timeout_ms`` before it counts as a deny; ``on_engine_error`` is told why
-        an engine's answer became a deny."""
+        an engine's answer became a deny. With an ``audit`` block, every decision is recorded
+        (hash-chained JSONL, docs/audit.md); ``on_audit`` also receives every record line."""
         if engines is not None and (isinstance(engines, (str, bytes)) or not all(callable(e) for e in engines)):
             raise ToolGateError("E_CONFIG", "engines: expected a list of callables")
         if isinstance(engine_timeout_ms, bool) or not isinstance(engine_timeout_ms, (int, float)) or not (0 < engine_timeout_ms < float("inf")):
@@ -78,10 +82,13 @@ class ToolGate:
             text = ""
         else:
             raise ToolGateError("E_CONFIG", f"config: expected a dict or JSON text, got {type(config).__name__}")
+        sinks: Optional[Dict[str, Any]] = None
+        state = parsed.get("state") if isinstance(parsed, dict) else None
+        if isinstance(state, dict) and state.get("redis") is not None:
+            # never a silent fallback to per-process state: loop and taint would stop being shared
+            raise ToolGateError("E_CONFIG", "config at `state.redis`: remote state is not available in the Python package yet (the Node package and the proxies have it); remove it to keep state in this process")
         if isinstance(parsed, dict):
-            prepared = prepare_config(parsed, _base_dir)
-            if isinstance(prepared.get("audit"), dict):
-                raise ToolGateError("E_CONFIG", "config at `audit`: audit sinks are not available in the Python package yet; remove the `audit` block (the Node package and the proxies write audit trails)")
+            prepared, sinks = prepare_config(parsed, _base_dir)
             if not text or prepared != parsed:
                 encoded = json_text(prepared)
                 if isinstance(encoded, Unreadable):
@@ -92,6 +99,15 @@ class ToolGate:
         self._tools = tuple(self._gate.tool_names())
         tools = parsed.get("tools") if isinstance(parsed, dict) else None
         self._writes = frozenset(t["name"] for t in tools if isinstance(t, dict) and t.get("writes") is True) if isinstance(tools, list) else frozenset()
+        if on_audit is not None and not callable(on_audit):
+            raise ToolGateError("E_CONFIG", "on_audit: expected a callable")
+        config_hash = self._gate.audit_config_hash
+        self._audit: Optional[AuditTrail] = None
+        if config_hash is not None:
+            self._audit = AuditTrail(self._gate, {**(sinks or {}), "on_audit": on_audit}, config_hash)
+            weakref.finalize(self, self._audit.close)  # a collected gate's last records are written
+        elif on_audit is not None:
+            raise ToolGateError("E_CONFIG", 'on_audit: the config has no `audit` block (add "audit": {} to record decisions)')
 
     @classmethod
     def from_file(cls, path: Union[str, "os.PathLike[str]"], **options: Any) -> "ToolGate":
@@ -109,6 +125,16 @@ class ToolGate:
     def tools(self) -> tuple:
         """The declared tool names, in config order."""
         return self._tools
+
+    def flush(self) -> None:
+        """Writes every buffered audit record out now (a no-op without an ``audit`` block)."""
+        if self._audit is not None:
+            self._audit.flush()
+
+    @property
+    def audit_dropped(self) -> int:
+        """Audit records lost since the gate was built (a full buffer or a failed sink)."""
+        return int(self._gate.audit_dropped) + (self._audit.lost if self._audit is not None else 0)
 
     @property
     def writes_tools(self) -> frozenset:
@@ -138,6 +164,8 @@ class ToolGate:
         text = "" if args is None else json_text(args)
         c = context_text(ctx) if ctx else None
         tool = tool if type(tool) is str else str(tool)
+        if self._audit is not None:
+            self._audit.decided(1)
         if type(text) is not str:
             return from_native(tool, self._gate.check_unreadable(tool, text.detail, c), None)  # type: ignore[union-attr]
         if self._engines is None:
@@ -200,6 +228,8 @@ class ToolGate:
         return self._confirm_native(token, c, answer)
 
     def _confirm_native(self, token: str, c: Optional[str], engine: Optional[str], out: Optional[List[str]] = None) -> Verdict:
+        if self._audit is not None and engine != "":
+            self._audit.decided(1)
         tool, t = self._gate.confirm(str(token), c, engine)
         return from_native(tool or "", t, None, out)
 
@@ -255,6 +285,8 @@ class ToolGate:
     def _guard_native(self, dialect: str, text: str, ctx: Mapping[str, Any], pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
+        if self._audit is not None:
+            self._audit.decided(1)
         return self._gate.guard(dialect, text, context_text(ctx), pv, None if engines is None else list(engines), ask)
 
     def filter_tools(self, tools: T, dialect: str, **ctx: Any) -> T:
