@@ -166,8 +166,8 @@ class ToolGate:
         tool = tool if type(tool) is str else str(tool)
         if self._audit is not None:
             self._audit.decided(1)
-        if type(text) is not str:
-            return from_native(tool, self._gate.check_unreadable(tool, text.detail, c), None)  # type: ignore[union-attr]
+        if isinstance(text, Unreadable):
+            return from_native(tool, self._gate.check_unreadable(tool, text.detail, c), None)
         if self._engines is None:
             return from_native(tool, self._check(tool, text, c), text)
         engines = self._engines
@@ -182,7 +182,7 @@ class ToolGate:
         Works on any gate; without engines it is :meth:`check` (sub-microsecond work is not
         worth a thread hop)."""
         text = "" if args is None else json_text(args)
-        if type(text) is not str or self._engines is None:
+        if isinstance(text, Unreadable) or self._engines is None:
             return self.check(tool, args, ctx)
         c = context_text(ctx) if ctx else None
         first, facts = self._stage_one(tool, text, c)

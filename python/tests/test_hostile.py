@@ -1,0 +1,108 @@
+"""Hostile input never crashes the interpreter and never raises from `check`: model output,
+payloads and stream events that are broken, huge, deep or random, from one thread or many."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import ROOT
+from toolgate import ToolGate, ToolGateError
+
+
+@pytest.fixture(scope="module")
+def gate(dialect_tools) -> ToolGate:
+    return ToolGate(dialect_tools)
+
+
+def test_deep_and_huge_arguments_are_refusals(gate):
+    deep: dict = {}
+    cur = deep
+    for _ in range(5000):
+        cur["a"] = {}
+        cur = cur["a"]
+    assert gate.check("search", deep).reason == "bad_arguments"  # no JSON text: Python's own recursion limit
+    assert gate.check("search", '{"q":' + "[" * 100_000 + "]" * 100_000 + "}").reason == "bad_arguments"
+    assert gate.check("search", '{"q": "' + "x" * (8 << 20) + '"}').reason == "bad_arguments"
+
+
+def test_deep_and_huge_payloads_are_e_payload(gate):
+    for payload in ("[" * 100_000 + "]" * 100_000, '{"a": "' + "x" * (64 << 20) + '"}'):
+        with pytest.raises(ToolGateError) as e:
+            gate.guard(payload, "openai")
+        assert e.value.code == "E_PAYLOAD"
+
+
+def test_odd_host_types_do_not_crash(gate):
+    class S(str):
+        pass
+
+    assert gate.check(S("search"), S('{"query": "x"}')).tool == "search"
+    assert gate.check(123, "{}").reason == "unknown_tool"  # type: ignore[arg-type]
+    with pytest.raises(ToolGateError):
+        gate.guard(object(), "openai")
+
+
+FUZZ = r"""
+import json, random, sys
+from toolgate import ToolGate, ToolGateError
+gate = ToolGate(json.load(open(sys.argv[1])))
+rng = random.Random(int(sys.argv[2]))
+pieces = ['{', '}', '[', ']', '"', ':', ',', '"arguments"', '"tool_calls"', '"function"', '"name"', '"search"', '"id"', '"input"',
+          '"type"', '"tool_use"', '"choices"', '"message"', '1e999', '-0', '\\u0000', '\\ud800', 'null', 'true', '"__proto__"', ' ', 'data: ']
+dialects = ["openai", "openai-responses", "anthropic", "langchain", "pydantic-ai", "mcp", "ai-sdk", "gemini", "auto"]
+for i in range(3000):
+    text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+    v = gate.check(rng.choice(["search", "get_weather", "delete_file", "x"]), text)
+    assert v.outcome in ("passed", "repaired", "rejected", "denied", "confirm")
+    try:
+        gate.guard(text, rng.choice(dialects))
+    except ToolGateError:
+        pass
+    d = rng.choice(["openai", "openai-responses", "anthropic", "ai-sdk", "gemini"])
+    s = gate.stream(d)
+    try:
+        for _ in range(3):
+            s.push(text)
+            s.forward()
+        s.end()
+    except ToolGateError:
+        pass
+print("ok", i + 1)
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_input_in_a_child_process_never_crashes_it(tmp_path, seed):
+    done = subprocess.run([sys.executable, "-c", FUZZ, str(ROOT / "__test__" / "fixtures" / "dialects" / "tools.json"), str(seed)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok 3000"
+
+
+def test_one_stream_pushed_from_many_threads(gate):
+    stream = gate.stream("anthropic")
+    events = [json.dumps({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "model": "x", "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 0}}})]
+    errors: list = []
+    stream.push(events[0])
+
+    def worker(n):
+        for i in range(200):
+            try:
+                stream.push(json.dumps({"type": "ping"}))
+                stream.forward()
+            except ToolGateError as e:
+                errors.append(e.code)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(errors) <= {"E_PAYLOAD"}
+    with pytest.raises(ToolGateError) as e:
+        stream.end()  # never finished: cut off
+    assert e.value.code == "E_PAYLOAD"
