@@ -9,7 +9,8 @@
   exact (repaired) arguments; a refused one (including a ``writes`` tool awaiting confirmation)
   never runs and is answered ``isError: true`` with the gate's model-readable message — a result
   the client's model can act on, not a protocol error;
-- ``tools/list``: only the tools this caller could call are listed (undeclared tools never are).
+- ``tools/list``: only the tools this caller could call are listed (undeclared tools never are;
+  with a ``context`` function, ``MCPServer`` lists without a request, so every declared tool).
 
 Two ways in:
 
@@ -67,7 +68,10 @@ def guard_server(server: Any, gate: ToolGate, context: ContextSource = None) -> 
         return await call_tool(name, verdict.arguments, context_)
 
     async def guarded_list_tools() -> list:
-        return _visible(gate, list(await list_tools()), _caller(context, None) if not callable(context) else {})
+        tools = list(await list_tools())
+        if callable(context):  # MCPServer lists without a request context: declared tools only
+            return [t for t in tools if t.name in gate.tools]
+        return _visible(gate, tools, _caller(context, None))
 
     server.call_tool = guarded_call_tool
     server.list_tools = guarded_list_tools
