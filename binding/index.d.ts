@@ -16,10 +16,19 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class BindingGate {
   /**
    * Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config.
-   * With `state`, the gate keeps loop, taint and token state in that shared store instead of
-   * its own (the config's `state.maxSessions` then does not apply: the store's bound does).
+   * With `state`, the gate keeps loop, taint, rate and token state in that shared store
+   * instead of its own (the config's `state` block then does not apply: the store's does);
+   * without it, a config with `state.redis` gets a Redis store of its own.
    */
   constructor(configJson: string, state?: BindingState | undefined | null)
+  /** Whether this gate's state is remote (Redis): its sync decisions are refused (`E_ASYNC`). */
+  get remoteState(): boolean
+  /**
+   * Drops the connections of the Redis store this gate built from its own `state.redis`
+   * (a shared `GateState` is closed by its owner); decisions after it are refused
+   * (`state_unavailable`).
+   */
+  close(): void
   /** The handle to pass to `check` while this object is alive. */
   get handle(): number
   /** Refuses arguments the host could not serialize (see `Gate::check_unreadable`). */
@@ -44,20 +53,30 @@ export declare class BindingGate {
 }
 
 /**
- * A process-wide in-memory state store: loop counters, session taint and pending confirmation
- * tokens, kept per caller session rather than per gate. Gates built with it share that state,
- * so a gate rebuilt after a tool-list change, or evicted from a cache and built again, keeps
- * every session's taint, loop counts and tokens. Raw binding: use `GateState` from the package.
+ * A process-wide state store: loop counters, session taint, rate counters and pending
+ * confirmation tokens, kept per caller session rather than per gate. Gates built with it share
+ * that state, so a gate rebuilt after a tool-list change, or evicted from a cache and built
+ * again, keeps every session's taint, loop counts and tokens. In memory (per process), or in
+ * Redis (shared by every process using the same URL and prefix). Raw binding: use `GateState`
+ * from the package.
  */
 export declare class BindingState {
   /**
    * A store holding at most `maxSessions` sessions and as many pending tokens (default
    * 100000, at least 1; least recently used forgotten first, a forgotten session reading as
-   * tainted at the top label).
+   * tainted at the top label); or, with `redis` (the JSON of a `state.redis` block), a Redis
+   * store (no connection is made until the first decision). `E_CONFIG` for a bad block.
    */
-  constructor(maxSessions?: number | undefined | null)
-  /** The session bound this store was made with. */
+  constructor(maxSessions?: number | undefined | null, redis?: string | undefined | null)
+  /** The session bound this store was made with (an in-memory store's; unused by Redis). */
   get maxSessions(): number
+  /** Whether the store is remote (Redis): gates using it refuse sync decisions (`E_ASYNC`). */
+  get remote(): boolean
+  /**
+   * Drops the store's Redis connections; decisions after it are refused
+   * (`state_unavailable`). A no-op in memory.
+   */
+  close(): void
 }
 
 /** One guarded model stream (raw binding: use `gate.stream(...)` from the package instead). */
@@ -95,6 +114,9 @@ export declare function check(handle: number, tool: string, args: string): strin
  */
 export declare function checkAs(handle: number, tool: string, args: string, ctx: string, engine?: string | undefined | null): string
 
+/** `checkAs` on the thread pool (see `check_as`); resolves to its wire, or to an error as NUL, code, LF, message. */
+export declare function checkAsAsync(handle: number, tool: string, args: string, ctx: string, engine?: string | undefined | null): Promise<unknown>
+
 /**
  * The second step of confirm-before-write (see `Gate::confirm`); `engine` as in [`check_as`].
  * Answers `TOOL
@@ -102,6 +124,9 @@ WIRE`: the confirmed tool's name (empty for an invalid token), then the
  * verdict in the `check` wire.
  */
 export declare function confirm(handle: number, token: string, ctx: string, engine?: string | undefined | null): string
+
+/** `confirm` on the thread pool (see `confirm`); resolves to its answer, or to an error as NUL, code, LF, message. */
+export declare function confirmAsync(handle: number, token: string, ctx: string, engine?: string | undefined | null): Promise<unknown>
 
 /**
  * Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;
@@ -118,6 +143,9 @@ export declare function generateReceiptKey(): string
  * dialect and the JSON path.
  */
 export declare function guard(handle: number, dialect: string, payload: string, options: string): string
+
+/** `guard` on the thread pool (see `guard`); resolves to its report, or to an error as NUL, code, LF, message. */
+export declare function guardAsync(handle: number, dialect: string, payload: string, options: string): Promise<unknown>
 
 /**
  * Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON

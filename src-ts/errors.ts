@@ -4,13 +4,15 @@
  * - `E_PAYLOAD`: a turn's shape is broken.
  * - `E_DIALECT`: unknown dialect, or `auto` cannot tell.
  * - `E_RECEIPT`: a receipt failed verification.
- * - `E_ASYNC`: a sync call on a gate with an async engine.
+ * - `E_ASYNC`: a sync call on a gate with an async engine, or with remote state (`state.redis`).
+ * - `E_STATE`: `markSession` could not reach the gate's remote state (the taint was perhaps not
+ *   raised; docs/state.md). Decisions never throw it: they are refused `state_unavailable`.
  * - `E_UNAUTHENTICATED`: a bearer token is missing or not valid (`verifyCaller`, the servers'
  *   identity check; docs/identity.md). `reason` says why (`missing`, `expired`, `wrong_audience` …).
  */
-export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC' | 'E_UNAUTHENTICATED'
+export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC' | 'E_UNAUTHENTICATED' | 'E_STATE'
 
-const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC', 'E_UNAUTHENTICATED'])
+const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC', 'E_UNAUTHENTICATED', 'E_STATE'])
 
 /**
  * The one error toolgate throws. `code` is stable across versions; `message` names what was

@@ -4,7 +4,7 @@ import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, contextText } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
-import { toToolGateError, ToolGateError } from './errors'
+import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors'
 import { native, type BindingGate } from './native'
 import { GateState } from './state'
 import { filterToolList } from './tools'
@@ -66,6 +66,8 @@ export class ToolGate {
   readonly #engineTimeoutMs: number
   readonly #onEngineError: ToolGateOptions['onEngineError']
   readonly #audit: AuditTrail | undefined
+  /** The state store is remote (Redis): decisions run off the event loop, sync ones are refused. */
+  readonly #remote: boolean
 
   /**
    * Compiles `config` (an object, or its JSON text). Throws `ToolGateError` `E_CONFIG`
@@ -139,6 +141,7 @@ export class ToolGate {
     }
     this.#handle = this.#binding.handle
     this.#check = check
+    this.#remote = this.#binding.remoteState
     this.#tools = Object.freeze(this.#binding.toolNames())
   }
 
@@ -185,33 +188,23 @@ export class ToolGate {
    * strictly in Rust, once) or an already-parsed object; `""`, `null` and `undefined` mean `{}`.
    * Returns `passed` (run with `argumentsJson`, the caller's own text), `repaired` (run with
    * the repaired `arguments`; each change is a flag), or a refusal with a model-readable
-   * `message`. Never throws on model output.
+   * `message`. Never throws on model output. On a gate with remote state (`state.redis`) it
+   * throws `E_ASYNC`: use {@link ToolGate.checkAsync}.
    */
   check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict {
-    const text = args === null || args === undefined ? '' : jsonText(args)
-    const c = bareContextText(ctx)
-    if (typeof text !== 'string') {
-      this.#audit?.decided(1)
-      return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
-    }
-    if (this.#engines === undefined) {
-      const wire = c === '' ? this.#check(this.#handle, String(tool), text) : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
-      this.#audit?.decided(1)
-      return this.#fromWire(tool, wire, text)
-    }
+    if (this.#remote) throw remoteSync('check')
     const engines = this.#engines
-    return this.#staged(tool, text, c, ctx, (r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check', this.#onEngineError)) as Verdict
+    return this.#decide(tool, args, ctx, false, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check', this.#onEngineError))) as Verdict
   }
 
   /**
-   * {@link ToolGate.check} on a gate whose plugged engines may be asynchronous: the engines are
-   * awaited (each bounded by `engineTimeoutMs`). Works on any gate.
+   * {@link ToolGate.check} on a gate whose plugged engines may be asynchronous (each awaited,
+   * bounded by `engineTimeoutMs`) or whose state is remote (the decision runs on libuv's thread
+   * pool, never blocking the event loop). Works on any gate.
    */
   async checkAsync(tool: string, args: string | object | null | undefined, ctx?: CallContext): Promise<Verdict> {
-    const text = args === null || args === undefined ? '' : jsonText(args)
-    if (typeof text !== 'string' || this.#engines === undefined) return this.check(tool, args, ctx)
     const engines = this.#engines
-    return this.#staged(tool, text, bareContextText(ctx), ctx, (r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError))
+    return this.#decide(tool, args, ctx, this.#remote, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
   }
 
   /**
@@ -219,55 +212,103 @@ export class ToolGate {
    * `verdict.confirmation.token` of a `confirm` outcome, `ctx` the caller confirming (it must be
    * the same subject). Policy, engines, loop and taint run again with the current state; if they
    * still allow, the call's verdict (`passed`/`repaired`, with its exact arguments) is returned
-   * exactly once. An unknown, used, expired or other caller's token is `token_invalid`.
+   * exactly once. An unknown, used, expired or other caller's token is `token_invalid`. On a
+   * gate with remote state it throws `E_ASYNC`: use {@link ToolGate.confirmAsync}.
    */
   confirm(token: string, ctx?: CallContext): Verdict {
+    if (this.#remote) throw remoteSync('confirm')
     const engines = this.#engines
-    return this.#confirm(token, ctx, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm', this.#onEngineError))) as Verdict
+    return this.#confirm(token, ctx, false, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm', this.#onEngineError))) as Verdict
   }
 
-  /** {@link ToolGate.confirm} awaiting asynchronous engines. */
+  /** {@link ToolGate.confirm} awaiting asynchronous engines, and remote state off the event loop. */
   async confirmAsync(token: string, ctx?: CallContext): Promise<Verdict> {
     const engines = this.#engines
-    return this.#confirm(token, ctx, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
+    return this.#confirm(token, ctx, this.#remote, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
   }
 
   /**
    * Raises a session's taint to `label` by hand (for data the host knows came from outside, for
    * example a fetched web page); taint never goes down. `E_CONFIG` for a label not in `labels`.
+   * With remote state it waits for Redis (at most `state.redis.timeoutMs`) and throws `E_STATE`
+   * when the taint could not be raised: do not go on as if it had been.
    */
   markSession(session: string, label: string): void {
     this.#call(() => this.#binding.markSession(String(session), String(label)))
   }
 
-  #confirm(token: string, ctx: CallContext | undefined, ask: Ask | undefined): Verdict | Promise<Verdict> {
+  /**
+   * Releases what the gate holds outside the process: the connections of the Redis store built
+   * from its own `state.redis` (a shared {@link GateState} is closed by whoever made it). Later
+   * decisions are refused (`state_unavailable`). Audit records are flushed.
+   */
+  async close(): Promise<void> {
+    this.#audit?.flush()
+    this.#binding.close()
+  }
+
+  /** One call: the binding's `checkAs`, in place or on the thread pool (`offLoop`), staged when engines are plugged. */
+  #decide(tool: string, args: string | object | null | undefined, ctx: CallContext | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
+    const text = args === null || args === undefined ? '' : jsonText(args)
     const c = bareContextText(ctx)
-    const run = (engine: string | undefined): { tool: string; verdict: Verdict; facts: Facts } => {
-      const wire = this.#call(() => this.#native.confirm(this.#handle, String(token), c, engine))
-      if (engine !== '') this.#audit?.decided(1)
-      const nl = wire.indexOf('\n')
-      const tool = JSON.parse(wire.slice(0, nl)) as string
-      const facts: Facts = {}
-      return { tool, verdict: this.#fromWire(tool, wire.slice(nl + 1), '', facts), facts }
+    if (typeof text !== 'string') {
+      // refused before any state is read: decided in place
+      this.#audit?.decided(1)
+      return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
     }
-    if (ask === undefined) return run(undefined).verdict
-    const first = run('')
-    if (first.facts.engine === undefined) return first.verdict
-    const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, ctx ?? {}))
-    return isPromise(answer) ? answer.then((a) => run(a).verdict) : run(answer).verdict
+    if (ask === undefined && !offLoop) {
+      const wire = c === '' ? this.#check(this.#handle, String(tool), text) : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+      this.#audit?.decided(1)
+      return this.#fromWire(tool, wire, text)
+    }
+    const n = this.#native
+    const wire = (engine: string | undefined): string | Promise<string> =>
+      offLoop ? n.checkAsAsync(this.#handle, String(tool), text, c, engine).then((w) => taskAnswer(w, 'E_CONFIG')) : this.#call(() => n.checkAs(this.#handle, String(tool), text, c, engine))
+    if (ask === undefined) {
+      return chain(wire(undefined), (w) => {
+        this.#audit?.decided(1)
+        return this.#fromWire(tool, w, text)
+      })
+    }
+    return this.#staged(tool, text, ctx, ask, wire)
+  }
+
+  #confirm(token: string, ctx: CallContext | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
+    const c = bareContextText(ctx)
+    const n = this.#native
+    type Confirmed = { tool: string; verdict: Verdict; facts: Facts }
+    const run = (engine: string | undefined): Confirmed | Promise<Confirmed> => {
+      const read = (wire: string): Confirmed => {
+        if (engine !== '') this.#audit?.decided(1)
+        const nl = wire.indexOf('\n')
+        const tool = JSON.parse(wire.slice(0, nl)) as string
+        const facts: Facts = {}
+        return { tool, verdict: this.#fromWire(tool, wire.slice(nl + 1), '', facts), facts }
+      }
+      return offLoop
+        ? n.confirmAsync(this.#handle, String(token), c, engine).then((w) => read(taskAnswer(w, 'E_CONFIG')))
+        : read(this.#call(() => n.confirm(this.#handle, String(token), c, engine)))
+    }
+    if (ask === undefined) return chain(run(undefined), (r) => r.verdict)
+    return chain(run(''), (first) => {
+      if (first.facts.engine === undefined) return first.verdict
+      const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, ctx ?? {}))
+      return chain(answer, (a) => chain(run(a), (r) => r.verdict))
+    })
   }
 
   /** Two-step check for a gate with engines: built-ins, then the engines, then the rest. */
-  #staged(tool: string, text: string, c: string, ctx: CallContext | undefined, ask: Ask): Verdict | Promise<Verdict> {
+  #staged(tool: string, text: string, ctx: CallContext | undefined, ask: Ask, wire: (engine: string | undefined) => string | Promise<string>): Verdict | Promise<Verdict> {
     const facts: Facts = {}
-    const first = this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, '')), text, facts)
-    if (facts.engine === undefined) return first
-    const finish = (a: EngineAnswer): Verdict => {
-      this.#audit?.decided(1)
-      return this.#fromWire(tool, this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, a)), text)
-    }
-    const answer = ask(engineRequest(String(tool), first.arguments ?? {}, facts, ctx ?? {}))
-    return isPromise(answer) ? answer.then(finish) : finish(answer)
+    return chain(wire(''), (w) => {
+      const first = this.#fromWire(tool, w, text, facts)
+      if (facts.engine === undefined) return first
+      const finish = (a: EngineAnswer): Verdict | Promise<Verdict> => {
+        this.#audit?.decided(1)
+        return chain(wire(a), (done) => this.#fromWire(tool, done, text))
+      }
+      return chain(ask(engineRequest(String(tool), first.arguments ?? {}, facts, ctx ?? {})), finish)
+    })
   }
 
   /** Runs a binding call that may throw for a context the host got wrong. */
@@ -287,50 +328,67 @@ export class ToolGate {
    * `payload` is raw JSON text (the hot path: parsed once, strictly, in Rust) or a parsed value.
    * A call's broken arguments refuse that call only; a broken turn throws `ToolGateError`
    * `E_PAYLOAD` naming the dialect and JSON path; an unknown dialect, or a turn `'auto'` cannot
-   * tell, throws `E_DIALECT`.
+   * tell, throws `E_DIALECT`. On a gate with remote state it throws `E_ASYNC`: use
+   * {@link ToolGate.guardAsync}.
    */
   guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
+    if (this.#remote) throw remoteSync('guard')
     const engines = this.#engines
     const ask = engines && ((r: EngineRequest) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'guard', this.#onEngineError))
-    return this.#guard(payload, opts, ask) as TurnReport<D extends Dialect ? D : Dialect>
+    return this.#guard(payload, opts, false, ask) as TurnReport<D extends Dialect ? D : Dialect>
   }
 
-  /** {@link ToolGate.guard} awaiting asynchronous engines (each call's engines in payload order). */
+  /** {@link ToolGate.guard} awaiting asynchronous engines (each call's engines in payload order), and remote state off the event loop. */
   async guardAsync<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): Promise<TurnReport<D extends Dialect ? D : Dialect>> {
     const engines = this.#engines
     const ask = engines && ((r: EngineRequest) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError))
-    return this.#guard(payload, opts, ask) as Promise<TurnReport<D extends Dialect ? D : Dialect>>
+    return this.#guard(payload, opts, this.#remote, ask) as Promise<TurnReport<D extends Dialect ? D : Dialect>>
   }
 
-  #guard(payload: string | object, opts: GuardOptions, ask: Ask | undefined): TurnReport | Promise<TurnReport> {
+  #guard(payload: string | object, opts: GuardOptions, offLoop: boolean, ask: Ask | undefined): TurnReport | Promise<TurnReport> {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'guard: `dialect` is required (a Dialect name or "auto")')
     }
     const text = payloadText(payload, `${dialect} payload`)
     const c = contextText(opts)
-    const run = (engines: string | EngineAnswer[] | undefined): string => {
+    const n = this.#native
+    const run = (engines: string | EngineAnswer[] | undefined): string | Promise<string> => {
       const o: Record<string, unknown> = {}
       if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
       if (engines !== undefined) o.engines = engines
       let options = JSON.stringify(o)
       if (c !== '') options = options === '{}' ? `{"context":${c}}` : `${options.slice(0, -1)},"context":${c}}`
+      const opt = options === '{}' ? '' : options
+      if (offLoop) {
+        return n.guardAsync(this.#handle, dialect, text, opt).then(
+          (w) => {
+            this.#audit?.decided(1)
+            return taskAnswer(w, 'E_PAYLOAD')
+          },
+          (err: unknown) => {
+            this.#audit?.decided(1)
+            throw toToolGateError(err, 'E_PAYLOAD')
+          },
+        )
+      }
       try {
-        return this.#native.guard(this.#handle, dialect, text, options === '{}' ? '' : options)
+        return n.guard(this.#handle, dialect, text, opt)
       } catch (err) {
         throw toToolGateError(err, 'E_PAYLOAD')
       } finally {
         this.#audit?.decided(1)
       }
     }
-    if (ask === undefined) return readTurnWire(run(undefined), payload, text)
-    const first = run('ask')
-    const questions = engineQuestions(first)
-    if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
-    const context = JSON.parse(c === '' ? '{}' : c) as CallContext
-    const answers = questions.map((q) => (q === undefined ? 'delegate' : ask(engineRequest(q.tool, q.arguments, q, context))))
-    const finish = (a: EngineAnswer[]): TurnReport => readTurnWire(run(a), payload, text)
-    return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
+    if (ask === undefined) return chain(run(undefined), (w) => readTurnWire(w, payload, text))
+    return chain(run('ask'), (first) => {
+      const questions = engineQuestions(first)
+      if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
+      const context = JSON.parse(c === '' ? '{}' : c) as CallContext
+      const answers = questions.map((q) => (q === undefined ? 'delegate' : ask(engineRequest(q.tool, q.arguments, q, context))))
+      const finish = (a: EngineAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
+      return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
+    })
   }
 
   /**
@@ -401,6 +459,24 @@ export class ToolGate {
 }
 
 const isPromise = isThenable as <T>(v: T | Promise<T>) => v is Promise<T>
+
+/** Applies `f` to a value now, or once its promise settles: one decision path for sync and async. */
+function chain<A, B>(x: A | Promise<A>, f: (a: A) => B | Promise<B>): B | Promise<B> {
+  return isPromise(x) ? x.then(f) : f(x)
+}
+
+/** The answer of a decision run on the thread pool: the wire, or `\0CODE\nMESSAGE` thrown as a ToolGateError. */
+function taskAnswer(answer: unknown, fallback: ToolGateErrorCode): string {
+  if (typeof answer !== 'string') throw new ToolGateError(fallback, 'the native decision answered no text; nothing was allowed')
+  if (answer.charCodeAt(0) !== 0) return answer
+  const nl = answer.indexOf('\n')
+  throw toToolGateError(Object.assign(new Error(answer.slice(nl + 1)), { code: answer.slice(1, nl) }), fallback)
+}
+
+/** The refusal of a sync decision on a gate with remote state. */
+function remoteSync(method: 'check' | 'confirm' | 'guard'): ToolGateError {
+  return new ToolGateError('E_ASYNC', `${method}: this gate keeps its state in Redis (state.redis), which a sync call would block the event loop waiting for; use ${method}Async`)
+}
 
 /** Adds the wire's policy facts to a verdict (never the engine question, which is internal). */
 function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {

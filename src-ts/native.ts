@@ -7,7 +7,10 @@ import type {
   BindingStream as BindingStreamClass,
   check as checkFn,
   checkAs as checkAsFn,
+  checkAsAsync as checkAsAsyncFn,
   confirm as confirmFn,
+  confirmAsync as confirmAsyncFn,
+  guardAsync as guardAsyncFn,
   verifyReceipt as verifyReceiptFn,
   generateReceiptKey as generateReceiptKeyFn,
   filterTools as filterToolsFn,
@@ -22,7 +25,10 @@ type BindingModule = {
   BindingStream: typeof BindingStreamClass
   check: typeof checkFn
   checkAs: typeof checkAsFn
+  checkAsAsync: typeof checkAsAsyncFn
   confirm: typeof confirmFn
+  confirmAsync: typeof confirmAsyncFn
+  guardAsync: typeof guardAsyncFn
   verifyReceipt: typeof verifyReceiptFn
   generateReceiptKey: typeof generateReceiptKeyFn
   guard: typeof guardFn

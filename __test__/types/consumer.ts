@@ -6,6 +6,11 @@
 import {
   ToolGate,
   ToolGateError,
+  GateState,
+  type GateStateOptions,
+  type StateConfig,
+  type RedisStateConfig,
+  type RateLimitConfig,
   defineConfig,
   type CallContext,
   type Dialect,
@@ -85,9 +90,15 @@ export type Checks = [
       | 'audit_unavailable'
       | 'confirm_required'
       | 'token_invalid'
+      | 'state_unavailable'
+      | 'rate_limited'
     >
   >,
-  Expect<Equal<ToolGateErrorCode, 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC'>>,
+  Expect<Equal<ToolGateErrorCode, 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC' | 'E_UNAUTHENTICATED' | 'E_STATE'>>,
+  Expect<Equal<ReturnType<GateState['close']>, Promise<void>>>,
+  Expect<Equal<GateStateOptions['redis'], RedisStateConfig | undefined>>,
+  Expect<Equal<StateConfig['redis'], RedisStateConfig | undefined>>,
+  Expect<Equal<RateLimitConfig['per'], 'subject' | 'session'>>,
   Expect<
     Equal<
       FlagCode,

@@ -10,7 +10,7 @@ use crate::gate::{Gate, Tool};
 use crate::policy::resource::ResolveError;
 use crate::policy::scope::Scope;
 use crate::policy::RuleVerdict;
-use crate::state::{canonical_key, new_token, LoopCheck, PendingConfirm, Settle, StateError, EVICTED};
+use crate::state::{canonical_key, new_token, stable_canonical_key, LoopCheck, PendingConfirm, Settle, StateError, EVICTED};
 use crate::verdict::{Confirmation, Reason, RulesAnswer, Verdict};
 
 /// What a plugged engine answered for one call.
@@ -153,8 +153,10 @@ impl Gate {
         // the audit cannot record is settled without recording and refused after
         let audit_blocks = !asking && self.audit().is_some_and(|a| !a.admits());
         let loop_guard = decl.loop_guard.or(self.loop_guard());
+        // a store shared by several processes needs the same key for the same call in each
+        let key_of = if self.has_remote_state() { stable_canonical_key } else { canonical_key };
         let loop_check = loop_guard.map(|l| LoopCheck {
-            key: canonical_key(&t.name, v.arguments.as_ref().unwrap_or(&Value::Null)),
+            key: key_of(&t.name, v.arguments.as_ref().unwrap_or(&Value::Null)),
             since_ms: who.now_ms.saturating_sub(l.window_seconds.saturating_mul(1000)),
             max: l.max_identical,
             keep: l.max_identical.saturating_add(1),

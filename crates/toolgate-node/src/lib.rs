@@ -11,6 +11,7 @@
 //! - `\n OUTCOME \n REASON \n FACTS \n MESSAGE`: refused (FACTS may be empty; it also carries a
 //!   `confirm` outcome's `confirmation`).
 
+mod decide_async;
 mod state;
 mod stream;
 
@@ -148,6 +149,8 @@ fn lookup(handle: u32) -> Option<Arc<Gate>> {
 pub struct BindingGate {
     handle: u32,
     gate: Arc<Gate>,
+    /// The Redis store built from this gate's own `state.redis` (not a shared `GateState`'s).
+    owned_redis: Option<Arc<toolgate_redis::RedisStore>>,
 }
 
 impl Drop for BindingGate {
@@ -162,22 +165,46 @@ impl Drop for BindingGate {
 #[napi]
 impl BindingGate {
     /// Compiles a gate from config JSON text. Throws with `code` `E_CONFIG` on a bad config.
-    /// With `state`, the gate keeps loop, taint and token state in that shared store instead of
-    /// its own (the config's `state.maxSessions` then does not apply: the store's bound does).
+    /// With `state`, the gate keeps loop, taint, rate and token state in that shared store
+    /// instead of its own (the config's `state` block then does not apply: the store's does);
+    /// without it, a config with `state.redis` gets a Redis store of its own.
     #[napi(constructor)]
     pub fn new(config_json: String, state: Option<&state::BindingState>) -> std::result::Result<Self, Error<String>> {
         let shared = state.map(|s| Arc::clone(&s.store));
+        let redis_config = if shared.is_none() { state::redis_config_of(&config_json) } else { None };
         match catch_unwind(move || Gate::from_json(&config_json)) {
             Ok(Ok(gate)) => {
-                let gate = match shared {
-                    Some(store) => gate.with_store(store),
-                    None => gate,
+                let mut owned_redis = None;
+                let gate = match (shared, redis_config) {
+                    (Some(store), _) => gate.with_store(store),
+                    (None, Some(rc)) => {
+                        let store = Arc::new(state::redis_store(&rc)?);
+                        owned_redis = Some(Arc::clone(&store));
+                        gate.with_store(store)
+                    }
+                    (None, None) => gate,
                 };
                 let gate = Arc::new(gate);
-                Ok(BindingGate { handle: register(Arc::clone(&gate)), gate })
+                Ok(BindingGate { handle: register(Arc::clone(&gate)), gate, owned_redis })
             }
             Ok(Err(e)) => Err(to_js_error(e)),
             Err(_) => Err(Error::new("E_CONFIG".to_string(), "toolgate could not compile this config".to_string())),
+        }
+    }
+
+    /// Whether this gate's state is remote (Redis): its sync decisions are refused (`E_ASYNC`).
+    #[napi(getter)]
+    pub fn remote_state(&self) -> bool {
+        self.gate.has_remote_state()
+    }
+
+    /// Drops the connections of the Redis store this gate built from its own `state.redis`
+    /// (a shared `GateState` is closed by its owner); decisions after it are refused
+    /// (`state_unavailable`).
+    #[napi]
+    pub fn close(&self) {
+        if let Some(r) = &self.owned_redis {
+            r.close();
         }
     }
 

@@ -21,7 +21,7 @@ pub mod token;
 
 pub use memory::MemoryStore;
 pub use settle::{LoopCheck, Observed, RateCheck, RateSeen, Settle};
-pub use token::{canonical_key, new_token, TokenError};
+pub use token::{canonical_key, new_token, stable_canonical_key, TokenError};
 
 /// A taint level: an index into the config's `labels`, 0 = lowest. [`EVICTED`] is reserved.
 pub type Level = u8;

@@ -57,8 +57,55 @@ pub fn canonical_key(tool: &str, args: &Value) -> u128 {
     (u128::from(h.0.finish()) << 64) | u128::from(h.1.finish())
 }
 
+/// [`canonical_key`] with SHA-256 instead of per-process random seeds: the same call has the same
+/// key in every process (and every binding), as a store shared by several processes needs.
+/// Slower (~1 µs for small arguments) and predictable, which only lets an outsider make two calls
+/// share a count: over-counting, never a loop let through.
+pub fn stable_canonical_key(tool: &str, args: &Value) -> u128 {
+    let mut h = Stable(sha2::Sha256::default());
+    h.text(tool);
+    h.value(args);
+    let d = sha2::Digest::finalize(h.0);
+    let mut k = [0u8; 16];
+    k.copy_from_slice(&d[..16]);
+    u128::from_be_bytes(k)
+}
+
 /// Two hashers fed the same canonical byte stream.
 struct Pair(AHasher, AHasher);
+
+/// SHA-256 fed the canonical byte stream; integers written little-endian and `usize` as 64 bits,
+/// so the stream is the same on every platform.
+struct Stable(sha2::Sha256);
+
+impl Hasher for Stable {
+    fn finish(&self) -> u64 {
+        0 // unused: the digest is read from the inner hasher
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        sha2::Digest::update(&mut self.0, bytes);
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write(&[i]);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.write(&i.to_le_bytes());
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write(&(i as u64).to_le_bytes());
+    }
+
+    fn write_i128(&mut self, i: i128) {
+        self.write(&i.to_le_bytes());
+    }
+}
+
+impl Canonical for Pair {}
+impl Canonical for Stable {}
 
 // Type tags of the canonical stream.
 const NULL: u8 = 0;
@@ -70,7 +117,8 @@ const STRING: u8 = 5;
 const ARRAY: u8 = 6;
 const OBJECT: u8 = 7;
 
-impl Pair {
+/// The canonical byte stream of a call, fed to any hasher.
+trait Canonical: Hasher {
     fn text(&mut self, s: &str) {
         self.write_usize(s.len());
         self.write(s.as_bytes());
@@ -202,6 +250,19 @@ mod tests {
         assert_eq!(canonical_key("t", &a), canonical_key("t", &b));
         assert_eq!(canonical_key("t", &a), canonical_key("t", &a.clone()));
     }
+
+    #[test]
+    fn stable_key_is_the_same_in_every_process_and_canonical() {
+        let a = json!({"b": 1, "a": {"y": [1.0, {"q": 1, "p": 2}], "x": null}});
+        let b = json!({"a": {"x": null, "y": [1, {"p": 2, "q": 1}]}, "b": 1});
+        assert_eq!(stable_canonical_key("t", &a), stable_canonical_key("t", &b));
+        assert_ne!(stable_canonical_key("t", &a), stable_canonical_key("u", &a));
+        assert_ne!(stable_canonical_key("t", &json!({"a": "1"})), stable_canonical_key("t", &json!({"a": 1})));
+        // pinned: a changed stream would split the counts of replicas running different versions
+        assert_eq!(format!("{:032x}", stable_canonical_key("search", &json!({"q": "same"}))), PINNED);
+    }
+
+    const PINNED: &str = "7f46e35dd27c3e219966aefdbf6d3abb";
 
     #[test]
     fn key_distinguishes() {
