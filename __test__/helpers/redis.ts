@@ -64,18 +64,35 @@ export async function startRedis(): Promise<TestRedis> {
   return { port, url: `redis://127.0.0.1:${port}`, kill, restart: start, stop: kill }
 }
 
-/** Runs one raw Redis command (RESP over a socket) and answers the raw reply text. */
+/** Where the RESP value starting at `at` ends (the index after it), or -1 while incomplete. */
+function respEnd(buf: Buffer, at: number): number {
+  const nl = buf.indexOf('\r\n', at)
+  if (nl < 0) return -1
+  const type = String.fromCharCode(buf[at]!)
+  const n = Number(buf.toString('latin1', at + 1, nl))
+  if (type === '$') return n < 0 ? nl + 2 : buf.length >= nl + 2 + n + 2 ? nl + 2 + n + 2 : -1
+  if (type === '*') {
+    let p = nl + 2
+    for (let i = 0; i < n; i++) {
+      p = respEnd(buf, p)
+      if (p < 0) return -1
+    }
+    return p
+  }
+  return nl + 2 // +simple, -error, :integer
+}
+
+/** Runs one raw Redis command (RESP over a socket) and answers the raw reply text once it is whole. */
 export function redisCommand(port: number, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const c = createConnection({ port, host: '127.0.0.1' })
-    let out = ''
-    c.setEncoding('utf8')
+    let out = Buffer.alloc(0)
     c.once('error', reject)
-    c.on('data', (d) => {
-      out += d
-      if (out.endsWith('\r\n')) {
+    c.on('data', (d: Buffer) => {
+      out = Buffer.concat([out, d])
+      if (respEnd(out, 0) === out.length) {
         c.destroy()
-        resolve(out)
+        resolve(out.toString('utf8'))
       }
     })
     c.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`)
