@@ -9,8 +9,8 @@ on the same corpus (bench/corpus/), in the same run:
 
 toolgate's answers are first checked against the corpus (outcome and arguments of every case);
 the peers' disagreements with it are counted and printed, and every case is timed on every side,
-so the work compared is the same set of calls. Rounds are interleaved (toolgate, jsonschema,
-pydantic, …) so drift on a shared machine hits all sides alike. Prints the median ns per call of
+so the work compared is the same set of calls. Rounds are interleaved, the order of the sides
+turning every round, so drift on a shared machine hits all sides alike. Prints the median ns per call of
 each side and the ratios.
 
     python bench/python/check_bench.py [--rounds N]
@@ -130,18 +130,21 @@ def main() -> int:
 
     samples: Dict[str, List[float]] = {k: [] for k in sides}
     perf = time.perf_counter_ns
-    # the garbage collector runs between rounds, not inside one: jsonschema's garbage would
-    # otherwise trigger collections inside whichever side's round comes next
+    # the garbage collector runs between rounds (every 20), not inside one: jsonschema's garbage
+    # would otherwise trigger collections inside whichever side's round comes next; the order of
+    # the sides turns every round, so none always runs right after a collection or another side
+    order = list(sides.items())
     gc.collect()
     gc.disable()
     try:
-        for _ in range(rounds):
-            for name, f in sides.items():
+        for r in range(rounds):
+            for name, f in order[r % len(order):] + order[: r % len(order)]:
                 t0 = perf()
                 for tool, text in calls:
                     f(tool, text)
                 samples[name].append((perf() - t0) / len(calls))
-            gc.collect()
+            if r % 20 == 19:
+                gc.collect()
     finally:
         gc.enable()
     med = {k: statistics.median(v) for k, v in samples.items()}
@@ -152,6 +155,19 @@ def main() -> int:
         print(f"{k:<12} {med[k]:>15,.0f} {q[0]:>9,.0f} {q[-1]:>9,.0f}")
     print(f"\nratio jsonschema / toolgate: {med['jsonschema'] / med['toolgate']:.1f}x")
     print(f"ratio pydantic / toolgate:   {med['pydantic'] / med['toolgate']:.2f}x")
+
+    # each side alone, back to back (its code and data stay in cache: a hot loop's best case)
+    alone: Dict[str, float] = {}
+    for name, f in sides.items():
+        runs = []
+        for _ in range(max(rounds // 4, 10)):
+            t0 = perf()
+            for tool, text in calls:
+                f(tool, text)
+            runs.append((perf() - t0) / len(calls))
+        alone[name] = statistics.median(runs)
+    print("\neach side alone (median ns/call): " + ", ".join(f"{k} {v:,.0f}" for k, v in alone.items()))
+    print(f"ratio jsonschema / toolgate: {alone['jsonschema'] / alone['toolgate']:.1f}x, pydantic / toolgate: {alone['pydantic'] / alone['toolgate']:.2f}x")
     return 0
 
 
