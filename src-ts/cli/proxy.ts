@@ -61,6 +61,9 @@ Flags:
   --subject NAME         a fixed caller subject
   --role ROLE            a fixed caller role (repeatable)
   --session ID           a fixed session for loop and taint state
+  --state-url URL        keep loop, taint, rate-limit and confirmation state in Redis
+                         (redis://host:port[/db]), shared by every replica using it; wins over
+                         the config's state.redis.url (docs/state.md)
   --timeout-ms N         upstream time limit, answered 504 (default ${DEFAULT_TIMEOUT_MS})
   --max-body-bytes N     largest request body on a guarded path, answered 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --pass-through 'METHOD /path'
@@ -92,6 +95,7 @@ const SPEC = {
     config: 'a toolgate config file (.json, .yaml)',
     subject: 'the caller subject',
     session: 'a session id',
+    'state-url': 'a Redis URL, e.g. redis://127.0.0.1:6379',
     'timeout-ms': 'a whole number of milliseconds, at least 1',
     'max-body-bytes': 'a whole number of bytes, at least 1024',
   },
@@ -168,6 +172,11 @@ export const command = {
           out((err as Error).message)
           return 2
         }
+      }
+      if (values['state-url'] !== undefined) {
+        // the flag wins over state.redis.url; the config's keyPrefix and timeoutMs still apply
+        const state = config?.state
+        config = { ...config, tools: config?.tools ?? [], state: { ...state, redis: { ...state?.redis, url: values['state-url'] } } }
       }
       const p = config?.proxy ?? {}
       const upstream = values.upstream ?? p.upstream

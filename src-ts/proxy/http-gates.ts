@@ -111,7 +111,7 @@ export interface GateCacheOptions {
   max?: number
   /** Told when a request's tool schema cannot be compiled (that tool is left out). */
   log?: (line: string) => void
-  /** The state store every gate of the cache shares (default: a new one, bounded by the config's `state.maxSessions`). */
+  /** The state store every gate of the cache shares (default: a new one for the config's `state` block: in memory, or its `state.redis`). */
   state?: GateState
 }
 
@@ -138,7 +138,7 @@ export class GateCache {
     this.#max = Math.max(1, opts.max ?? DEFAULT_GATE_CACHE)
     this.#log = opts.log ?? (() => undefined)
     this.#config = opts.config
-    this.#state = opts.state ?? new GateState({ maxSessions: opts.config.state?.maxSessions })
+    this.#state = opts.state ?? GateState.forConfig(opts.config.state)
     this.#base = new ToolGate(opts.config, { state: this.#state })
   }
 

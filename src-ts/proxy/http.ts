@@ -371,7 +371,8 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   }
   let answer: GuardedAnswer
   try {
-    const report = gate.guard(json, { ...context, dialect })
+    // async: with state in Redis the decision runs off the event loop (docs/state.md)
+    const report = await gate.guardAsync(json, { ...context, dialect })
     s.log(turnLine(dialect, report.calls, context))
     // what goes out is the decided turn: every call part re-encoded from its verdict, by position
     answer = decidedAnswer(dialect, json, report.calls)
