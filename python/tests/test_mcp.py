@@ -68,7 +68,7 @@ def test_mcp_server_calls_through_the_in_memory_client():
     assert escape.is_error and "climbs above" in text(escape)
     assert outside.is_error and "no policy rule" in text(outside)
     assert undeclared.is_error and "Unknown tool `exec_cmd`" in text(undeclared)
-    assert write.is_error and "confirmation" in text(write)  # writes wait for a confirmation the server cannot ask for
+    assert write.is_error and "confirmation" in text(write)  # a client without elicitation cannot be asked: refused
     assert ran == [("read_file", "docs/a.md", 5)]
 
 
@@ -99,3 +99,37 @@ def test_low_level_server_handlers():
     assert listed == ["read_file"]
     assert not ok.is_error and bad.is_error
     assert ran == [("read_file", {"path": "docs/x", "head": 2})]
+
+
+def run_write(answer, mode="legacy"):
+    """A `writes` call through a client whose user answers `answer` (None: no elicitation)."""
+    ran: list = []
+    asked: list = []
+
+    async def elicit(ctx, params):
+        asked.append(params.message)
+        return answer
+
+    async def main():
+        # elicitation is a server-to-client request: the handshake-era protocol (`legacy`); on the
+        # 2026 protocol, with no back-channel, the user cannot be asked and the call is refused
+        kwargs = {"mode": mode} if answer is None else {"elicitation_callback": elicit, "mode": mode}
+        async with Client(high_level(ran), **kwargs) as client:
+            return await client.call_tool("write_file", {"path": "docs/a.md", "content": "x"})
+
+    return anyio.run(main), ran, asked
+
+
+def test_writes_ask_the_user_through_elicitation_and_run_once_approved():
+    result, ran, asked = run_write(types.ElicitResult(action="accept", content={"approve": True}))
+    assert not result.is_error and text(result) == "written"
+    assert ran == [("write_file", "docs/a.md")]
+    assert "write_file" in asked[0]
+
+
+def test_declined_cancelled_or_unaskable_writes_never_run():
+    accept = types.ElicitResult(action="accept", content={"approve": True})
+    cases = [(types.ElicitResult(action="accept", content={"approve": False}), "legacy"), (types.ElicitResult(action="decline"), "legacy"), (types.ElicitResult(action="cancel"), "legacy"), (None, "legacy"), (accept, "auto")]
+    for answer, mode in cases:
+        result, ran, _ = run_write(answer, mode)
+        assert result.is_error and ran == [], (answer, mode)

@@ -6,9 +6,13 @@
 >>> guard_server(server, gate, context={"subject": "ana"})  # doctest: +SKIP
 
 - ``tools/call``: every call is checked before the tool runs; an allowed one runs with the gate's
-  exact (repaired) arguments; a refused one (including a ``writes`` tool awaiting confirmation)
-  never runs and is answered ``isError: true`` with the gate's model-readable message — a result
-  the client's model can act on, not a protocol error;
+  exact (repaired) arguments; a refused one never runs and is answered ``isError: true`` with the
+  gate's model-readable message — a result the client's model can act on, not a protocol error;
+- confirm-before-write (``MCPServer``): a ``writes`` tool asks the client's user through
+  elicitation (``approve: bool``, with the call's summary); accepted with ``approve`` true, the
+  gate confirms the call (policy, loop and taint run again) and it runs with the confirmed
+  arguments; declined, cancelled, or a client that cannot be asked (no elicitation, or a
+  2026-protocol connection, which has no server-to-client requests): refused, nothing runs;
 - ``tools/list``: only the tools this caller could call are listed (undeclared tools never are;
   with a ``context`` function, ``MCPServer`` lists without a request, so every declared tool).
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Dict, Optional, Union
 
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent
+from pydantic import BaseModel
 
 from ._context import CallContext
 from ._gate import ToolGate
@@ -50,6 +55,34 @@ def refusal_result(verdict: Verdict) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=verdict.message or "The call was not allowed.")], is_error=True)
 
 
+class Approval(BaseModel):
+    """What the user is asked for a ``writes`` call (MCP elicitation allows primitive fields)."""
+
+    approve: bool
+
+
+async def _ask_user(gate: ToolGate, verdict: Verdict, request_context: Any, caller: Dict[str, Any]) -> Verdict:
+    """Asks the client's user to approve a ``confirm`` verdict; the confirmed verdict, or the
+    refusal (declined, cancelled, no elicitation, or the gate's answer on confirming)."""
+    c = verdict.confirmation
+    if c is None or request_context is None or not hasattr(request_context, "elicit"):
+        return verdict
+    try:
+        answer = await request_context.elicit(f"Allow this call? {c.summary}", Approval)
+    except Exception:  # the client cannot be asked: fail closed
+        return verdict
+    data = getattr(answer, "data", None)
+    if getattr(answer, "action", None) != "accept" or not isinstance(data, Approval) or not data.approve:
+        return _declined(verdict)
+    return await gate.aconfirm(c.token, caller)
+
+
+def _declined(verdict: Verdict) -> Verdict:
+    from ._verdict import from_native
+
+    return from_native(verdict.tool, ("denied", "confirm_required", "The user declined this call; it was not run.", None, None, [], None), None)
+
+
 def _visible(gate: ToolGate, tools: list, caller: Dict[str, Any]) -> list:
     return gate.filter_tools(tools, "mcp", **caller) if tools else tools
 
@@ -63,6 +96,8 @@ def guard_server(server: Any, gate: ToolGate, context: ContextSource = None) -> 
     async def guarded_call_tool(name: str, arguments: Dict[str, Any], context_: Any = None) -> Any:
         caller = _caller(context, context_)
         verdict = await gate.acheck(name, arguments, caller)
+        if verdict.outcome == "confirm":
+            verdict = await _ask_user(gate, verdict, context_, caller)
         if not verdict.allowed:
             return refusal_result(verdict)
         return await call_tool(name, verdict.arguments, context_)
