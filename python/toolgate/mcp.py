@@ -61,9 +61,13 @@ class Approval(BaseModel):
     approve: bool
 
 
-async def _ask_user(gate: ToolGate, verdict: Verdict, request_context: Any, caller: Dict[str, Any]) -> Verdict:
-    """Asks the client's user to approve a ``confirm`` verdict; the confirmed verdict, or the
-    refusal (declined, cancelled, no elicitation, or the gate's answer on confirming)."""
+DECLINED = "The user declined this call; it was not run."
+"""What the model is told when the user declines a confirmation."""
+
+
+async def _ask_user(gate: ToolGate, verdict: Verdict, request_context: Any, caller: Dict[str, Any]) -> Optional[Verdict]:
+    """Asks the client's user to approve a ``confirm`` verdict: the gate's verdict on confirming
+    it, the unconfirmed verdict when the user cannot be asked, or ``None`` when they declined."""
     c = verdict.confirmation
     if c is None or request_context is None or not hasattr(request_context, "elicit"):
         return verdict
@@ -73,14 +77,8 @@ async def _ask_user(gate: ToolGate, verdict: Verdict, request_context: Any, call
         return verdict
     data = getattr(answer, "data", None)
     if getattr(answer, "action", None) != "accept" or not isinstance(data, Approval) or not data.approve:
-        return _declined(verdict)
+        return None
     return await gate.aconfirm(c.token, caller)
-
-
-def _declined(verdict: Verdict) -> Verdict:
-    from ._verdict import from_native
-
-    return from_native(verdict.tool, ("denied", "confirm_required", "The user declined this call; it was not run.", None, None, [], None), None)
 
 
 def _visible(gate: ToolGate, tools: list, caller: Dict[str, Any]) -> list:
@@ -97,7 +95,10 @@ def guard_server(server: Any, gate: ToolGate, context: ContextSource = None) -> 
         caller = _caller(context, context_)
         verdict = await gate.acheck(name, arguments, caller)
         if verdict.outcome == "confirm":
-            verdict = await _ask_user(gate, verdict, context_, caller)
+            asked = await _ask_user(gate, verdict, context_, caller)
+            if asked is None:
+                return CallToolResult(content=[TextContent(type="text", text=DECLINED)], is_error=True)
+            verdict = asked
         if not verdict.allowed:
             return refusal_result(verdict)
         return await call_tool(name, verdict.arguments, context_)
