@@ -9,6 +9,7 @@ import { listenMcpHttp } from '../proxy/mcp-http'
 import { serverIdentity, type ServerIdentity } from '../identity/servers'
 import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
+import { GateState } from '../state'
 import { redactSecrets, redactUrl } from '../proxy/redact-url'
 import type { CallContext, ToolGateConfig } from '../types'
 import { deferredLog } from './log'
@@ -54,6 +55,9 @@ Flags:
   --subject NAME           who is calling (CallContext.subject)
   --role ROLE              a role of the caller (repeatable; replaces the config's roles)
   --session ID             session for loop and taint state
+  --state-url URL          keep loop, taint, rate-limit and confirmation state in Redis
+                           (redis://host:port[/db]), shared by every proxy using it; wins over
+                           the config's state.redis.url (docs/state.md)
   --pins-file FILE         keep approved tool definitions in FILE across runs (created if
                            missing; a corrupt file is an error: exit 2)
   --accept-tool-changes[=NAME,…]
@@ -120,6 +124,7 @@ interface Parsed {
   upstreamUrl?: string
   allowOrigins?: string[]
   tokenEnv?: string
+  stateUrl?: string
 }
 
 function parse(argv: string[]): Parsed | string {
@@ -139,7 +144,7 @@ function parse(argv: string[]): Parsed | string {
     const eq = a.indexOf('=')
     const [flag, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined]
     const need = (): string | undefined => (inline === undefined ? value() : inline === '' ? undefined : inline)
-    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes', '--listen', '--upstream-url', '--token-env'].includes(flag)) {
+    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes', '--listen', '--upstream-url', '--token-env', '--state-url'].includes(flag)) {
       if (once.has(flag)) return `${flag} is given twice; give it once`
       once.add(flag)
     }
@@ -148,6 +153,12 @@ function parse(argv: string[]): Parsed | string {
         const v = need()
         if (v === undefined) return '--config needs a file'
         out.configPath = v
+        break
+      }
+      case '--state-url': {
+        const v = need()
+        if (v === undefined) return '--state-url needs a Redis URL (redis://host:port)'
+        out.stateUrl = v
         break
       }
       case '--filter-list':
@@ -303,17 +314,20 @@ export const command = {
     let config: ToolGateConfig | undefined
     let pins: ToolPins
     let s: ReturnType<typeof settings>
+    let state: GateState
     try {
       if (p.configPath !== undefined) config = loadConfig(p.configPath)
       s = settings(p, config)
       pins = new ToolPins({ file: s.pinsFile, accept: s.accept })
+      // one store for every gate (and every --listen session): in memory, or Redis (the flag wins)
+      state = GateState.forConfig(config?.state, p.stateUrl)
     } catch (err) {
       process.stderr.write(`toolgate mcp-proxy: ${redactSecrets((err as Error).message)}\n`)
       return 2
     }
     // batched once per event-loop turn: a repaired or refused call's line costs the call nothing
     const log = deferredLog('toolgate mcp-proxy: ')
-    const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log }
+    const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log, state }
     if (p.listen !== undefined) return listen(p, config, proxyOpts)
     if ((config as { identity?: unknown } | undefined)?.identity !== undefined) {
       process.stderr.write('toolgate mcp-proxy: config `identity` needs --listen (the stdio proxy has no requests to take bearer tokens from; docs/identity.md)\n')

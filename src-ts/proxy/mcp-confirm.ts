@@ -41,7 +41,7 @@ interface Open {
   /** The proxy's `elicitation/create` id. */
   askId: string
   /** The gate's second step, bound to the gate that issued the token. */
-  confirm: () => Verdict
+  confirm: () => Verdict | Promise<Verdict>
   timer: NodeJS.Timeout
 }
 
@@ -100,7 +100,7 @@ export class McpConfirmations {
    * Holds `call` (the client's `tools/call`, whose verdict `v` is `confirm`) and asks the user.
    * `confirm` runs the gate's second step with the token (on the gate that issued it).
    */
-  ask(call: Msg, callId: RpcId, v: TurnCall, confirm: (token: string) => Verdict): void {
+  ask(call: Msg, callId: RpcId, v: TurnCall, confirm: (token: string) => Verdict | Promise<Verdict>): void {
     const c = v.confirmation!
     const askId = `${this.#prefix}${++this.#seq}`
     const untilExpiry = Math.max(0, Date.parse(c.expiresAt) - Date.now())
@@ -137,14 +137,24 @@ export class McpConfirmations {
       this.#refuse(open, `The user did not approve \`${open.tool}\`, so it was not run. Do not retry it unless the user asks.`)
       return
     }
-    let verdict: Verdict
+    const failed = (err: unknown) => {
+      this.#sinks.log(`confirming ${open.tool} failed: ${(err as Error).message}`)
+      this.#refuse(open, `\`${open.tool}\` was approved, but its confirmation could not be checked; it was not run.`)
+    }
+    let verdict: Verdict | Promise<Verdict>
     try {
       verdict = open.confirm()
     } catch (err) {
-      this.#sinks.log(`confirming ${open.tool} failed: ${(err as Error).message}`)
-      this.#refuse(open, `\`${open.tool}\` was approved, but its confirmation could not be checked; it was not run.`)
+      failed(err)
       return
     }
+    // with state in Redis the confirmation is decided off the event loop (docs/state.md)
+    if (verdict instanceof Promise) verdict.then((v) => this.#confirmed(open, v), failed)
+    else this.#confirmed(open, verdict)
+  }
+
+  /** Forwards an approved call whose confirmation the gate allowed, or refuses it. */
+  #confirmed(open: Open, verdict: Verdict): void {
     if (!verdict.allowed) {
       this.#sinks.log(`${open.tool} (id ${String(open.callId)}) approved by the user, refused on confirmation: ${verdict.reason}`)
       this.#refuse(open, verdict.message ?? `\`${open.tool}\` was not run.`)

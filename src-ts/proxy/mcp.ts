@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 
 import { ToolGate } from '../gate'
 import type { GateState } from '../state'
-import type { CallContext, ToolGateConfig, Verdict } from '../types'
+import type { CallContext, ToolGateConfig, TurnReport, Verdict } from '../types'
 import { RECEIPT_META } from '../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
 import { McpConfirmations } from './mcp-confirm'
@@ -298,19 +298,34 @@ export class McpProxy {
       return
     }
     const gate = this.#tools.gate
-    let report
-    try {
-      report = gate.guard(msg, { dialect: 'mcp', protocolVersion: this.#protocolVersion, ...this.#opts.context })
-    } catch (err) {
+    const malformed = (err: unknown) => {
       // A tools/call the codec cannot read (an id that is not a string or integer …): never forwarded.
       this.#log(`refused a malformed tools/call: ${(err as Error).message}`)
       this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
+    }
+    const opts = { dialect: 'mcp' as const, protocolVersion: this.#protocolVersion, ...this.#opts.context }
+    if (this.#opts.state?.remote === true) {
+      // state in Redis: decided off the event loop, then forwarded (docs/state.md)
+      gate.guardAsync(msg, opts).then((report) => this.#decided(msg, gate, report), malformed)
       return
     }
+    let report
+    try {
+      report = gate.guard(msg, opts)
+    } catch (err) {
+      malformed(err)
+      return
+    }
+    this.#decided(msg, gate, report)
+  }
+
+  /** Forwards a decided `tools/call`, asks the user to confirm it, or answers its refusal. */
+  #decided(msg: Msg, gate: ToolGate, report: TurnReport<'mcp'>): void {
     const first = report.calls[0]
     if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
       const ctx = this.#opts.context
-      this.#confirm.ask(msg, msg.id, first, (token) => gate.confirm(token, ctx))
+      const remote = this.#opts.state?.remote === true
+      this.#confirm.ask(msg, msg.id, first, (token) => (remote ? gate.confirmAsync(token, ctx) : gate.confirm(token, ctx)))
       return
     }
     if (report.feedback.length > 0) {
