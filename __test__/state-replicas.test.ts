@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
-import { startRedis, type TestRedis } from './helpers/redis'
+import { redisCommand, startRedis, type TestRedis } from './helpers/redis'
 
 let redis: TestRedis
 let upstream: RawUpstream
@@ -117,5 +117,12 @@ describe('three toolgate proxy replicas, one Redis', () => {
     expect(back).toBe('passed')
     for (let i = 0; i < 3; i++) expect(await call('lookup', { q: `after-${i}` }, s, i)).toBe('passed')
     for (const r of replicas) expect(r.stderr()).not.toContain('redis://')
+  })
+
+  it('stop cleanly on SIGTERM (exit 0) and leave no Redis connection behind', async () => {
+    const clients = async () => Number(/connected_clients:(\d+)/.exec(await redisCommand(redis.port, 'INFO', 'clients'))![1]) - 1 // less this INFO's own
+    expect(await clients()).toBeGreaterThanOrEqual(3)
+    expect(await Promise.all(replicas.map((r) => r.close()))).toEqual([0, 0, 0])
+    expect(await clients()).toBe(0)
   })
 })

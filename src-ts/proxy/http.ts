@@ -176,6 +176,8 @@ async function closeServer(server: Server, s: Settings): Promise<void> {
   clearTimeout(timer)
   s.agents.destroy()
   await s.gates.flush()
+  // the shared state's connections (Redis; a no-op in memory)
+  await s.gates.state.close()
 }
 
 function send(res: ServerResponse, e: ProxyError, extra: OutgoingHttpHeaders = {}): void {
