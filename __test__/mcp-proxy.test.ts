@@ -301,6 +301,43 @@ describe('toolgate mcp-proxy: colliding ids and out-of-order answers (SDK-built 
   }, T)
 })
 
+describe('toolgate mcp-proxy: a policy naming the server’s tools', () => {
+  // The rules name tools only the server's tools/list declares: the proxy starts (each rule that
+  // matches nothing yet is logged), and once the list is learned the rules decide every call.
+  it('starts with tools: ["read_*"] rules and enforces them against server-filesystem', async () => {
+    const config = writeConfig('server-tools-policy.json', {
+      version: 1,
+      tools: [],
+      policy: {
+        rules: [
+          { effect: 'allow', roles: ['reader'], tools: ['read_*', 'list_*'] },
+          { effect: 'deny', tools: ['write_*', 'no_such_tool_*'] },
+        ],
+      },
+    })
+    const { client, stderr } = await connect(['--config', config, '--subject', 'ann', '--role', 'reader'])
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toContain('write_file')
+      const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt') } })
+      expect(read.isError).toBeFalsy()
+      expect(text(read)).toContain('three')
+      const target = join(dir, 'policy-write.txt')
+      const write = await client.callTool({ name: 'write_file', arguments: { path: target, content: 'x' } })
+      expect(write.isError).toBe(true)
+      expect(text(write)).toMatch(/Not permitted/)
+      expect(existsSync(target)).toBe(false)
+      // a tool no rule allows: deny by default
+      const move = await client.callTool({ name: 'move_file', arguments: { source: join(dir, 'f1.txt'), destination: join(dir, 'moved.txt') } })
+      expect(move.isError).toBe(true)
+      expect(existsSync(join(dir, 'moved.txt'))).toBe(false)
+      expect(stderr()).toMatch(/no_such_tool_\*/)
+    } finally {
+      await client.close()
+    }
+  }, T)
+})
+
 describe('toolgate mcp-proxy: flags', () => {
   const run = runMcpProxyCli
 

@@ -19,8 +19,10 @@ export declare class BindingGate {
    * With `state`, the gate keeps loop, taint, rate and token state in that shared store
    * instead of its own (the config's `state` block then does not apply: the store's does);
    * without it, a config with `state.redis` gets a Redis store of its own.
+   * With `learning`, policy globs that match no declared tool yet are warnings (`warnings`),
+   * not `E_CONFIG` (see `Gate::from_json_learning`).
    */
-  constructor(configJson: string, state?: BindingState | undefined | null)
+  constructor(configJson: string, state?: BindingState | undefined | null, learning?: boolean | undefined | null)
   /** Whether this gate's state is remote (Redis): its sync decisions are refused (`E_ASYNC`). */
   get remoteState(): boolean
   /**
@@ -48,6 +50,8 @@ export declare class BindingGate {
   get publicKey(): string | null
   /** Whether the config has a `policy` block (deny by default). */
   get hasPolicy(): boolean
+  /** What a `learning` build let through (rule globs matching no declared tool yet). */
+  get warnings(): Array<string>
   /** Declared tool names, in config order. */
   toolNames(): Array<string>
 }

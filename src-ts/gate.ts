@@ -129,7 +129,7 @@ export class ToolGate {
     this.#native = native()
     const { BindingGate: Binding, check } = this.#native
     try {
-      this.#binding = new Binding(text, options?.state?.binding)
+      this.#binding = new Binding(text, options?.state?.binding, options?.learnsTools === true)
     } catch (err) {
       throw toToolGateError(err, 'E_CONFIG')
     }
@@ -176,6 +176,15 @@ export class ToolGate {
   /** Writes every buffered audit record out now (a no-op without an `audit` block). */
   async flush(): Promise<void> {
     this.#audit?.flush()
+  }
+
+  /**
+   * What the config let through because of `options.learnsTools`: one message per policy rule
+   * `tools`/`actions` glob that matches no declared tool yet (empty otherwise). Such a rule
+   * applies as soon as a matching tool is declared; a host learning tools logs these.
+   */
+  get warnings(): readonly string[] {
+    return this.#binding.warnings
   }
 
   /** The declared tool names, in config order. */

@@ -236,6 +236,13 @@ export interface ToolGateOptions {
    * tool-list change, one evicted from a cache) keep the callers' state. See {@link GateState}.
    */
   state?: import('./state').GateState
+  /**
+   * The host declares tools later (the MCP proxy learns the server's list after start): policy
+   * rule `tools`/`actions` globs that match no declared tool are reported in `gate.warnings`
+   * instead of being `E_CONFIG`. Default false: such a glob is a typo that would silently
+   * disable a rule, and refused.
+   */
+  learnsTools?: boolean
 }
 
 

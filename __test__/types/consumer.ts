@@ -50,6 +50,9 @@ import {
   RECEIPT_META,
   type AuditConfig,
   type ProxyConfig,
+  type IdentityConfig,
+  type JwtIdentityConfig,
+  type ResourcesConfig,
   type ReceiptClaims,
   type ReceiptExpectation,
   type HttpRequestLike,
@@ -280,6 +283,16 @@ export function usage(): string[] {
   // proof and record: receipts, the audit block, shadow mode, schemas written once
   const proxyConfig: ProxyConfig = { subject: 'ana', roles: ['analyst'], session: 's1', identityHeaders: { subject: 'x-user' }, acceptToolChanges: ['read_file'], pinsFile: 'pins.json', upstream: 'https://api.openai.com', timeoutMs: 60_000, maxBodyBytes: 1 << 20, allowedOrigins: [], bearerTokenEnv: 'TOKEN' }
   void proxyConfig
+  const jwt: JwtIdentityConfig = { issuer: 'https://idp.example', audience: ['api'], jwksUrl: 'https://idp.example/jwks', rolesClaim: 'realm_access.roles', identityClaims: { tenant: 'tid' }, clockToleranceSeconds: 30 }
+  const identity: IdentityConfig = { jwt }
+  const resources: ResourcesConfig = { caseInsensitive: true }
+  const hardened: ToolGateConfig = { tools: [{ name: 't', allowCaseTwinKeys: false, resources }], allowCaseTwinKeys: false, resources, identity, proxy: { upstreamHeaders: { authorization: { env: 'OPENAI_API_KEY' }, 'x-org': 'acme' } } }
+  // @ts-expect-error: caseInsensitive is a boolean
+  const badResources: ResourcesConfig = { caseInsensitive: 'yes' }
+  void hardened
+  void badResources
+  const learning = new ToolGate({ tools: [] }, { learnsTools: true })
+  out.push(...learning.warnings)
   const audit: AuditConfig = { jsonl: 'audit.jsonl', includeArguments: true, redact: ['password'], onFailure: 'deny', bufferRecords: 1024, maxFileBytes: 1 << 20, stdout: false }
   const proven = new ToolGate({ tools: [search], receipts: { privateKeyEnv: 'TOOLGATE_KEY', ttlSeconds: 60 }, audit, mode: 'shadow' }, { onAudit: (line: string) => out.push(line) })
   const v = proven.check('search', { query: 'x' })

@@ -269,7 +269,9 @@ function listenAddress(v: string): { host: string; port: number } | undefined {
  * against the file's folder, since the proxy builds its gates from the parsed object.
  */
 function loadConfig(path: string): ToolGateConfig {
-  ToolGate.fromFile(path) // the gate's own checks and error messages, naming the file
+  // the gate's own checks and error messages, naming the file; rule globs may name tools the
+  // server lists later (each still unmatched is logged once the list is known)
+  ToolGate.fromFile(path, { learnsTools: true })
   const { config: parsed, dir } = loadConfigFile(path) // a regular file within a bound, YAML aliases bounded
   const config = parsed as unknown as ToolGateConfig
   const at = (p: string) => (isAbsolute(p) ? p : resolve(dir, p))

@@ -41,6 +41,8 @@ export class McpToolSet {
   readonly #pins: ToolPins
   readonly #log: (line: string) => void
   readonly #state: GateState
+  /** The rule warnings last logged, so each is logged once while it holds. */
+  #warnedOf = new Set<string>()
   /** The tools learned from the server (name → definition), in the server's order. */
   #learned = new Map<string, Learned>()
   /** What the gate was last built from (tool names and schema hashes): unchanged, no rebuild. */
@@ -140,21 +142,29 @@ export class McpToolSet {
       tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
     }
     try {
-      return new ToolGate({ ...base, tools: [...learned, ...tools] }, { state: this.#state })
+      return this.#warned(new ToolGate({ ...base, tools: [...learned, ...tools] }, { state: this.#state, learnsTools: true }))
     } catch (err) {
       if (learned.length === 0) throw err
     }
     // A server schema the gate cannot compile: that tool is left out (so refused as unknown).
     const ok = learned.filter((t) => {
       try {
-        new ToolGate({ ...base, tools: [t] })
+        new ToolGate({ ...base, tools: [t] }, { learnsTools: true })
         return true
       } catch (err) {
         this.#log(`the server's schema for \`${t.name}\` cannot be compiled (${(err as Error).message}); calls to it are refused`)
         return false
       }
     })
-    return new ToolGate({ ...base, tools: [...ok, ...tools] }, { state: this.#state })
+    return this.#warned(new ToolGate({ ...base, tools: [...ok, ...tools] }, { state: this.#state, learnsTools: true }))
+  }
+
+  /** Logs, once per distinct message, the policy rules that match none of the tools known now (the server's list included). */
+  #warned(gate: ToolGate): ToolGate {
+    const now = new Set(gate.warnings)
+    for (const w of now) if (!this.#warnedOf.has(w)) this.#log(`${w} (not among the server's tools either, so the rule applies to nothing yet)`)
+    this.#warnedOf = now
+    return gate
   }
 }
 

@@ -168,11 +168,14 @@ impl BindingGate {
     /// With `state`, the gate keeps loop, taint, rate and token state in that shared store
     /// instead of its own (the config's `state` block then does not apply: the store's does);
     /// without it, a config with `state.redis` gets a Redis store of its own.
+    /// With `learning`, policy globs that match no declared tool yet are warnings (`warnings`),
+    /// not `E_CONFIG` (see `Gate::from_json_learning`).
     #[napi(constructor)]
-    pub fn new(config_json: String, state: Option<&state::BindingState>) -> std::result::Result<Self, Error<String>> {
+    pub fn new(config_json: String, state: Option<&state::BindingState>, learning: Option<bool>) -> std::result::Result<Self, Error<String>> {
         let shared = state.map(|s| Arc::clone(&s.store));
         let redis_config = if shared.is_none() { state::redis_config_of(&config_json) } else { None };
-        match catch_unwind(move || Gate::from_json(&config_json)) {
+        let learning = learning.unwrap_or(false);
+        match catch_unwind(move || if learning { Gate::from_json_learning(&config_json) } else { Gate::from_json(&config_json) }) {
             Ok(Ok(gate)) => {
                 let mut owned_redis = None;
                 let gate = match (shared, redis_config) {
@@ -265,6 +268,12 @@ impl BindingGate {
     #[napi(getter)]
     pub fn has_policy(&self) -> bool {
         self.gate.has_policy()
+    }
+
+    /// What a `learning` build let through (rule globs matching no declared tool yet).
+    #[napi(getter)]
+    pub fn warnings(&self) -> Vec<String> {
+        self.gate.warnings().to_vec()
     }
 
     /// Declared tool names, in config order.
