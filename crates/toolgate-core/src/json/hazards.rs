@@ -34,9 +34,37 @@ pub fn unsafe_integer(n: &Number) -> bool {
 /// `integers`: look for unsafe integers (the parser said one may be there); `twins`: look for
 /// case twins. Iterative: no recursion on untrusted depth.
 pub fn find(value: &Value, integers: bool, twins: bool) -> Option<ParseError> {
-    if !integers && !twins {
+    if (!integers && !twins) || !any(value, integers, twins) {
         return None;
     }
+    locate(value, integers, twins)
+}
+
+/// Whether some hazard is in `value`: the hot path, allocation-free but for its stack.
+fn any(value: &Value, integers: bool, twins: bool) -> bool {
+    let mut stack: Vec<&Value> = Vec::new();
+    let mut v = value;
+    loop {
+        match v {
+            Value::Number(n) if integers && unsafe_integer(n) => return true,
+            Value::Object(m) => {
+                if twins && case_twins(m).is_some() {
+                    return true;
+                }
+                stack.extend(m.values().filter(|x| matches!(x, Value::Object(_) | Value::Array(_)) || (integers && x.is_number())));
+            }
+            Value::Array(a) => stack.extend(a.iter().filter(|x| matches!(x, Value::Object(_) | Value::Array(_)) || (integers && x.is_number()))),
+            _ => {}
+        }
+        match stack.pop() {
+            Some(next) => v = next,
+            None => return false,
+        }
+    }
+}
+
+/// The first hazard with its path (only run once [`any`] found one).
+fn locate(value: &Value, integers: bool, twins: bool) -> Option<ParseError> {
     let mut stack: Vec<(&Value, Vec<Seg>)> = vec![(value, Vec::new())];
     while let Some((v, path)) = stack.pop() {
         match v {
