@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { GateState, ToolGate, ToolGateError, type ToolGateConfig, type Verdict } from '../src-ts/index'
 import { redisCommand, startRedis, type TestRedis } from './helpers/redis'
+import { chatChunks } from './helpers/upstream'
 
 const root = join(__dirname, '..')
 const worker = join(__dirname, 'fixtures', 'state', 'worker.ts')
@@ -140,6 +141,26 @@ describe('a gate with state.redis', () => {
       expect(k).not.toContain(again.confirmation!.token)
     }
     await gate.close()
+  })
+})
+
+describe('streams on a gate with state.redis', () => {
+  it('decide each completed call against the shared state (waiting in place, bounded by timeoutMs)', async () => {
+    const cfg = config()
+    const a = new ToolGate(cfg)
+    const b = new ToolGate(cfg)
+    const turn = (tool: string) =>
+      chatChunks({ id: 'c', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tool, arguments: '{"x":1}' } }] } }] })
+    const streamed = (gate: ToolGate, tool: string) => {
+      const s = gate.stream({ dialect: 'openai', context: { session: 'stream-1' } })
+      for (const ev of turn(tool)) s.push(ev.data === '[DONE]' ? '[DONE]' : JSON.stringify(ev.data))
+      return s.end().calls[0]!
+    }
+    expect(streamed(a, 'read_secret').outcome).toBe('passed')
+    expect(streamed(b, 'post').reason, 'tainted through the other gate').toBe('taint')
+    await a.close()
+    expect(streamed(a, 'post').reason, 'a closed store refuses').toBe('state_unavailable')
+    await b.close()
   })
 })
 
