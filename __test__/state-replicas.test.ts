@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
+import { startProxy, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
+import { callThrough, startToolCallUpstream } from './helpers/tool-call-upstream'
 import { redisCommand, startRedis, type TestRedis } from './helpers/redis'
 
 let redis: TestRedis
@@ -29,20 +30,7 @@ const config = {
 beforeAll(async () => {
   redis = await startRedis()
   // the upstream model: answers every chat request with the one tool call the user message names
-  upstream = await startRawUpstream((req, res) => {
-    const body = JSON.parse(req.body) as { messages: { content: string }[] }
-    const { tool, args } = JSON.parse(body.messages.at(-1)!.content) as { tool: string; args: object }
-    res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: tool, arguments: JSON.stringify(args) } }] } }],
-      }),
-    )
-  })
+  upstream = await startToolCallUpstream()
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-replicas-'))
   const file = join(dir, 'toolgate.json')
   writeFileSync(file, JSON.stringify(config))
@@ -57,27 +45,9 @@ afterAll(async () => {
 })
 
 let next = 0
+const declared = config.tools.map((t) => t.name)
 /** One request through the next replica (round-robin): `passed`, or the refusal reason. */
-async function call(tool: string, args: object, who: { subject?: string; session?: string }, replica = next++ % 3): Promise<string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: 'Bearer sk-test' }
-  if (who.subject) headers['x-toolgate-subject'] = who.subject
-  if (who.session) headers['x-toolgate-session'] = who.session
-  const r = await fetch(`${replicas[replica]!.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: JSON.stringify({ tool, args }) }], tools: config.tools.map((t) => ({ type: 'function', function: { name: t.name, parameters: t.inputSchema } })) }),
-  })
-  expect(r.status).toBe(200)
-  const refused = r.headers.get('x-toolgate-refused')
-  const answer = (await r.json()) as { choices: { message: { tool_calls?: { function: { name: string } }[] } }[] }
-  const calls = answer.choices[0]!.message.tool_calls ?? []
-  if (refused === null) {
-    expect(calls.map((c) => c.function.name)).toEqual([tool])
-    return 'passed'
-  }
-  expect(calls).toEqual([])
-  return /reason=(\w+)/.exec(refused)![1]!
-}
+const call = (tool: string, args: object, who: { subject?: string; session?: string }, replica = next++ % 3): Promise<string> => callThrough(replicas[replica]!.url, declared, tool, args, who)
 
 describe('three toolgate proxy replicas, one Redis', () => {
   it('taint raised at one replica refuses the sink at the others', async () => {

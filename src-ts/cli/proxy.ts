@@ -1,6 +1,7 @@
 // `toolgate proxy`: an OpenAI / Anthropic compatible HTTP proxy in front of a model API, gating
 // the tools a request offers and the tool calls the model answers with (src-ts/proxy/http.ts).
 import { randomBytes } from 'node:crypto'
+import { unwatchFile, watchFile, type Stats } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 
 import { loadConfigFile } from '../config-file'
@@ -66,6 +67,7 @@ Flags:
                          the config's state.redis.url (docs/state.md)
   --timeout-ms N         upstream time limit, answered 504 (default ${DEFAULT_TIMEOUT_MS})
   --max-body-bytes N     largest request body on a guarded path, answered 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --watch                reload the config when its file changes (as on SIGHUP)
   --pass-through 'METHOD /path'
                          also pass this request through unguarded (repeatable; * is one path
                          segment, e.g. 'GET /v1/responses/*' — only for endpoints you accept
@@ -74,7 +76,10 @@ Flags:
 
 Once listening it prints to stderr:
   toolgate proxy: listening on http://127.0.0.1:PORT → UPSTREAM
-SIGINT / SIGTERM stop it cleanly (audit records flushed).
+SIGINT / SIGTERM stop it cleanly (audit records flushed). SIGHUP reloads the config file:
+validated first, swapped at once, every session's state kept; a config that does not validate
+leaves the running one in place and the log says why (the proxy, identity and state blocks are
+read at start only).
 
 Examples:
   toolgate proxy --upstream https://api.openai.com --port 8787 --config toolgate.config.yaml
@@ -99,7 +104,7 @@ const SPEC = {
     'timeout-ms': 'a whole number of milliseconds, at least 1',
     'max-body-bytes': 'a whole number of bytes, at least 1024',
   },
-  switches: ['help'],
+  switches: ['help', 'watch'],
   aliases: { h: 'help' },
 }
 
@@ -109,7 +114,7 @@ const SPEC = {
  * `receipts` names no key, one generated now, so every gate of the proxy signs with the same key.
  * Errors are `E_CONFIG` naming the file.
  */
-export function loadProxyConfig(path: string): ToolGateConfig {
+export function loadProxyConfig(path: string, generatedKey?: string): ToolGateConfig {
   // the one config reader: a regular file within a bound, YAML aliases bounded, duplicate keys refused
   const parsed = loadConfigFile(path).config
   let config: ToolGateConfig
@@ -120,7 +125,7 @@ export function loadProxyConfig(path: string): ToolGateConfig {
   }
   const r = config.receipts
   if (r !== undefined && r !== null && typeof r === 'object' && r.privateKey === undefined && r.privateKeyEnv === undefined && r.privateKeyFile === undefined) {
-    config.receipts = { ...r, privateKey: randomBytes(32).toString('base64url') }
+    config.receipts = { ...r, privateKey: generatedKey ?? randomBytes(32).toString('base64url') }
   }
   return config
 }
@@ -164,6 +169,7 @@ export const command = {
         process.stdout.write(HELP)
         return 0
       }
+      if (switches.has('watch') && values.config === undefined) throw new UsageError('--watch needs --config: the file to watch')
       let config: ToolGateConfig | undefined
       if (values.config !== undefined) {
         try {
@@ -173,11 +179,13 @@ export const command = {
           return 2
         }
       }
-      if (values['state-url'] !== undefined) {
+      const withStateUrl = (c: ToolGateConfig | undefined): ToolGateConfig | undefined => {
+        if (values['state-url'] === undefined) return c
         // the flag wins over state.redis.url; the config's keyPrefix and timeoutMs still apply
-        const state = config?.state
-        config = { ...config, tools: config?.tools ?? [], state: { ...state, redis: { ...state?.redis, url: values['state-url'] } } }
+        const state = c?.state
+        return { ...c, tools: c?.tools ?? [], state: { ...state, redis: { ...state?.redis, url: values['state-url'] } } }
       }
+      config = withStateUrl(config)
       const p = config?.proxy ?? {}
       const upstream = values.upstream ?? p.upstream
       if (upstream === undefined) throw new UsageError('--upstream needs a value: the model API base URL (or set proxy.upstream in the config)')
@@ -209,9 +217,33 @@ export const command = {
       }
       if (proxy.publicKey !== undefined) out(`receipts signed with the public key ${proxy.publicKey}`)
       out(`listening on ${proxy.url} → ${proxy.upstream}`)
+      const configPath = values.config
+      let unwatch = () => undefined as void
+      if (configPath !== undefined) {
+        // a key generated at start keeps signing: receipts verify across a reload
+        const generated = config?.receipts?.privateKey
+        const running = proxy
+        const reload = (why: string) => {
+          try {
+            running.reload(withStateUrl(loadProxyConfig(configPath, generated))!)
+            out(`${why}: config reloaded from ${configPath}`)
+          } catch (err) {
+            out(`${why}: the config was not reloaded, the running one stays: ${(err as Error).message}`)
+          }
+        }
+        process.on('SIGHUP', () => reload('SIGHUP'))
+        if (switches.has('watch')) {
+          const onChange = (now: Stats, before: Stats) => {
+            if (now.mtimeMs !== before.mtimeMs || now.size !== before.size || now.ino !== before.ino) reload('config file changed')
+          }
+          watchFile(configPath, { interval: 250 }, onChange)
+          unwatch = () => unwatchFile(configPath, onChange)
+        }
+      }
       return await new Promise<number>((done) => {
         const stop = (sig: string) => () => {
           out(`${sig}: closing`)
+          unwatch()
           void proxy.close().then(() => done(0), (err: unknown) => {
             out(`closing failed: ${(err as Error).message}`)
             done(1)

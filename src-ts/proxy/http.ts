@@ -83,6 +83,14 @@ export interface HttpProxy {
   publicKey: string | undefined
   /** Stops listening, lets requests in flight finish (5 s at most), and flushes every gate's audit records. */
   close(): Promise<void>
+  /**
+   * Swaps in `config`, validated first: a config that does not compile throws (`E_CONFIG`) and
+   * the running one stays. Requests from now on are decided by the new tools, policy, limits,
+   * rate limits and audit settings; requests in flight finish on the old gates, whose audit
+   * records are flushed; loop, taint, rate and token state is kept (the same store). The `proxy`,
+   * `identity` and `state` blocks are read at start only.
+   */
+  reload(config: ToolGateConfig): void
 }
 
 type Obj = Record<string, unknown>
@@ -132,6 +140,13 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
     upstream: base.display,
     publicKey: gates.base.publicKey,
     close: () => (closing ??= closeServer(server, settings)),
+    reload: (config) => {
+      const next = new GateCache({ config, max: opts.gateCache ?? DEFAULT_GATE_CACHE, log, state: settings.gates.state })
+      const old = settings.gates
+      settings.gates = next
+      settings.maxUpstreamBytes = config.limits?.maxPayloadBytes ?? 8 * 1024 * 1024
+      void old.flush()
+    },
   }
 }
 
