@@ -102,6 +102,8 @@ export type Checks = [
   Expect<Equal<GateStateOptions['redis'], RedisStateConfig | undefined>>,
   Expect<Equal<StateConfig['redis'], RedisStateConfig | undefined>>,
   Expect<Equal<RateLimitConfig['per'], 'subject' | 'session'>>,
+  Expect<Equal<IdentityConfig['jwt'], JwtIdentityConfig>>,
+  Expect<Equal<ResourcesConfig['caseInsensitive'], boolean | undefined>>,
   Expect<
     Equal<
       FlagCode,
