@@ -101,7 +101,7 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const proxy: McpProxyOptions = {
     ...proxyOpts,
     pins: proxyOpts.pins ?? new ToolPins(),
-    state: proxyOpts.state ?? new GateState({ maxSessions: proxyOpts.config?.state?.maxSessions }),
+    state: proxyOpts.state ?? GateState.forConfig(proxyOpts.config?.state),
   }
   let closing = false
   /** Where this listener is reached when a request's `Host` cannot say (set once listening). */

@@ -21,7 +21,7 @@ export interface McpToolSetOptions {
   allowlist: boolean
   pins: ToolPins
   log: (line: string) => void
-  /** The state store the gates share (default: a new one for this tool set, bounded by the config's `state.maxSessions`). */
+  /** The state store the gates share (default: a new one for this tool set from the config's `state` block: in memory, or its `state.redis`). */
   state?: GateState
 }
 
@@ -57,7 +57,7 @@ export class McpToolSet {
     this.#configTools = new Map((opts.config?.tools ?? []).map((t) => [t.name, t]))
     this.#pins = opts.pins
     this.#log = opts.log
-    this.#state = opts.state ?? new GateState({ maxSessions: opts.config?.state?.maxSessions })
+    this.#state = opts.state ?? GateState.forConfig(opts.config?.state)
     this.#gate = this.#build()
   }
 

@@ -304,7 +304,7 @@ export class McpProxy {
       this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
     }
     const opts = { dialect: 'mcp' as const, protocolVersion: this.#protocolVersion, ...this.#opts.context }
-    if (this.#opts.state?.remote === true) {
+    if (this.#tools.state.remote) {
       // state in Redis: decided off the event loop, then forwarded (docs/state.md)
       gate.guardAsync(msg, opts).then((report) => this.#decided(msg, gate, report), malformed)
       return
@@ -324,7 +324,7 @@ export class McpProxy {
     const first = report.calls[0]
     if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
       const ctx = this.#opts.context
-      const remote = this.#opts.state?.remote === true
+      const remote = this.#tools.state.remote
       this.#confirm.ask(msg, msg.id, first, (token) => (remote ? gate.confirmAsync(token, ctx) : gate.confirm(token, ctx)))
       return
     }
