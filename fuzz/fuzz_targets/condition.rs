@@ -66,6 +66,7 @@ fn scope(f: &Facts, listing: bool, call: bool) -> Scope<'_> {
         tool: call.then_some("read_file"),
         action: call.then_some("read"),
         resource: call.then_some("file:reports/q1.pdf"),
+        resource_folded: false,
         args: call.then_some(&f.args),
         listing,
         // 2026-03-04T10:30:00.123Z, a Wednesday
@@ -79,6 +80,8 @@ fn condition(src: &str) {
             assert_eq!(c.source(), src);
             let f = facts();
             let call = c.eval(&scope(f, false, true));
+            // a deny rule's (fail-closed) reading never panics either
+            std::hint::black_box(c.eval_deny(&scope(f, false, true)));
             let listing = c.eval(&scope(f, true, true));
             assert_ne!(call, Truth::Unknown, "a call is never unknown: {src}");
             if listing != Truth::Unknown {
