@@ -9,6 +9,8 @@
 //!   value; where plain serde_json accepts the bytes, the strict parser refuses them only for
 //!   one of its documented extra rules (duplicate key, prototype key, depth, size), never as a
 //!   syntax error or a non-finite number.
+//! - `json::hazards::find` (case-twin keys, unsafe integers) never panics on a parsed value, and
+//!   finds an unsafe integer whenever the parser said one may be there and one is.
 
 #![no_main]
 
@@ -23,6 +25,10 @@ fuzz_target!(|data: &[u8]| {
 
     match &strict {
         Ok(v) => {
+            let found = toolgate_core::json::hazards::find(v, true, true);
+            if let Some(e) = &found {
+                assert!(!e.to_string().is_empty());
+            }
             let text = serde_json::to_string(v).expect("a parsed value serializes");
             let relaxed = Limits { max_bytes: usize::MAX, ..limits };
             match parse_slice(text.as_bytes(), &relaxed) {
