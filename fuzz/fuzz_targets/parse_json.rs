@@ -9,8 +9,7 @@
 //!   value; where plain serde_json accepts the bytes, the strict parser refuses them only for
 //!   one of its documented extra rules (duplicate key, prototype key, depth, size), never as a
 //!   syntax error or a non-finite number.
-//! - `json::hazards::find` (case-twin keys, unsafe integers) never panics on a parsed value, and
-//!   finds an unsafe integer whenever the parser said one may be there and one is.
+//! - `json::hazards::find` (case-twin keys, unsafe integers) never panics on a parsed value.
 
 #![no_main]
 
