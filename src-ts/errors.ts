@@ -1,5 +1,5 @@
 /**
- * The stable codes a {@link ToolGateError} carries (a closed set; see SPEC.md).
+ * The stable codes a {@link ToolGateError} carries (a closed set; README "API").
  * - `E_CONFIG`: the config or a tool schema is wrong (unknown keys included).
  * - `E_PAYLOAD`: a turn's shape is broken.
  * - `E_DIALECT`: unknown dialect, or `auto` cannot tell.

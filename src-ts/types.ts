@@ -1,6 +1,6 @@
 import type { DialectFeedback } from './dialects/index'
 
-/** The wire dialects toolgate speaks (SPEC.md). */
+/** The wire dialects toolgate speaks (README "Whole turns, every dialect"). */
 export type Dialect =
   | 'openai'
   | 'openai-responses'
@@ -33,7 +33,7 @@ export interface CallContext {
 /** What the gate decided. `passed` and `repaired` are the allowed outcomes. */
 export type Outcome = 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'
 
-/** Why a call was refused (closed set, pipeline order; SPEC.md "Reasons"). */
+/** Why a call was refused (closed set, pipeline order; README "API", `reason`). */
 export type Reason =
   | 'unknown_tool'
   | 'bad_arguments'
@@ -53,7 +53,7 @@ export type Reason =
   | 'state_unavailable'
   | 'rate_limited'
 
-/** The kinds of repair (SPEC.md "Coercion matrix"). */
+/** The kinds of repair (README "What gets repaired"). */
 export type FlagCode =
   | 'StringToInteger'
   | 'StringToFloat'
@@ -276,7 +276,7 @@ export interface RateLimitConfig {
   windowSeconds: number
 }
 
-/** A gate config (SPEC.md "Config"). Unknown keys are `E_CONFIG`. */
+/** A gate config (README "Config"). Unknown keys are `E_CONFIG`. */
 export interface ToolGateConfig {
   version?: 1
   tools: ToolConfig[]
@@ -423,7 +423,7 @@ export interface ProviderExecutedCall {
 }
 
 /**
- * The answer for a whole model turn (SPEC.md `TurnReport`). `D` narrows `feedback` to the
+ * The answer for a whole model turn (README "Whole turns, every dialect"). `D` narrows `feedback` to the
  * dialect's own message type when the dialect is known (`guard(p, { dialect: 'anthropic' })`).
  */
 export interface TurnReport<D extends Dialect = Dialect> {

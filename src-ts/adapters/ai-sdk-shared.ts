@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
-import { canonicalJson } from '../proxy/mcp-pins'
+import { canonicalJson } from '../canonical-json'
 import type { CallContext, Reason, Verdict } from '../types'
 
 /** Who is calling: a `CallContext`, or a function asked once per request or call (e.g. from the host's auth). */
@@ -89,7 +89,7 @@ export class ToolRefusedError extends Error {
   readonly callId: string
   /** `rejected`, `denied`, or `confirm` (a write awaiting `gate.confirm`: refused for this turn). */
   readonly outcome: 'rejected' | 'denied' | 'confirm'
-  /** Why (SPEC.md "Reasons"). */
+  /** Why (README "API", `reason`). */
   readonly reason: Reason | undefined
 
   constructor(verdict: Verdict, callId: string) {

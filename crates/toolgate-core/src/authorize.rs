@@ -1,4 +1,4 @@
-//! The policy half of the pipeline (SPEC.md "The whole job, in order"), after the arguments are
+//! The policy half of the pipeline (docs/architecture.md, "The path of one call"), after the arguments are
 //! valid: resolve action and resource (fail closed) → argument globs → policy rules → plugged
 //! engines → loop and taint → confirm-before-write → record state. One place decides; `check`,
 //! `guard`, streams and `confirm` all come through here.

@@ -1,4 +1,4 @@
-//! The config a gate is built from (SPEC.md "Config"). Unknown keys are errors.
+//! The config a gate is built from (README "Config"; schema/toolgate.config.schema.json). Unknown keys are errors.
 //!
 //! Unknown keys are refused with `E_CONFIG`, never silently ignored: a gate must never look
 //! stricter than it is.

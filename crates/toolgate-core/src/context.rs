@@ -1,4 +1,4 @@
-//! Who is calling (SPEC.md `CallContext`). Supplied by the host, never by the model: roles,
+//! Who is calling (`CallContext` in docs/api.md). Supplied by the host, never by the model: roles,
 //! identity and subject come only from here.
 
 use serde::Deserialize;

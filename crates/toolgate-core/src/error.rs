@@ -1,4 +1,4 @@
-//! Typed errors of the core. Every error maps to one stable code of the closed set in SPEC.md.
+//! Typed errors of the core. Every error maps to one stable code of the closed set in docs/api.md (`ToolGateErrorCode`).
 
 use thiserror::Error;
 

@@ -295,7 +295,7 @@ impl Gate {
     }
 
     /// Decides one call: `args` is the raw JSON text the model sent (empty means `{}`); `who`
-    /// is the caller. The whole pipeline of SPEC.md, in order, then the receipt and the audit
+    /// is the caller. The whole pipeline of docs/architecture.md ("The path of one call"), in order, then the receipt and the audit
     /// record (the call id is the context's `callId`).
     pub fn check_as(&self, tool: &str, args: &str, who: &Who<'_>) -> Verdict {
         let started = self.decision_start();

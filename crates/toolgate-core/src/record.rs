@@ -1,4 +1,4 @@
-//! The end of every decision (SPEC.md pipeline: "verdict, receipt, audit record"): an allowed
+//! The end of every decision (docs/architecture.md, "The path of one call": verdict, receipt, audit record): an allowed
 //! verdict gets its signed receipt when receipts are configured, and every final verdict becomes
 //! one audit record. Stage-one answers of a gate with engines are not final and are neither
 //! signed nor recorded.

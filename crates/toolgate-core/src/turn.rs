@@ -30,7 +30,7 @@ pub struct TurnCall {
     pub arguments_json: Option<String>,
 }
 
-/// The answer for a whole turn (SPEC.md `TurnReport`).
+/// The answer for a whole turn (`TurnReport` in docs/api.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnReport {
     /// The dialect read (what `auto` recognized).

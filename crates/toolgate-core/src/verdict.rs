@@ -1,4 +1,4 @@
-//! The answer for one call (SPEC.md `Verdict`), as the core produces it.
+//! The answer for one call (`Verdict` in docs/api.md), as the core produces it.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -34,7 +34,7 @@ impl Outcome {
     }
 }
 
-/// Why a call was refused (the closed set of SPEC.md, in pipeline order).
+/// Why a call was refused (the closed set of README "API", in pipeline order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {

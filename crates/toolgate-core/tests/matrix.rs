@@ -1,5 +1,5 @@
 //! Every row of the coercion matrix, with its edge rules, at the root and nested.
-#![allow(clippy::approx_constant)] // "3.14" is the coercion matrix's own example (SPEC.md)
+#![allow(clippy::approx_constant)] // "3.14" is the repair table's own example (README "What gets repaired")
 
 mod common;
 use common::*;

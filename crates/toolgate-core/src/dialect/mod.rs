@@ -24,7 +24,7 @@ use crate::verdict::Verdict;
 
 pub use detect::detect;
 
-/// The wire dialects toolgate speaks (SPEC.md `Dialect`).
+/// The wire dialects toolgate speaks (`Dialect` in docs/api.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     /// OpenAI Chat Completions.

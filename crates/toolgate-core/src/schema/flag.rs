@@ -1,4 +1,4 @@
-//! Repair flags: one per change the gate made, with where, from and to (SPEC.md coercion matrix).
+//! Repair flags: one per change the gate made, with where, from and to (README "What gets repaired").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

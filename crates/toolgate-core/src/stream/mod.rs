@@ -75,7 +75,7 @@ pub(crate) trait Assembler: Send + Sync + std::fmt::Debug {
     fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError>;
 }
 
-/// A guarded stream (SPEC.md `ToolCallStream`). Create it with [`Gate::stream`]; feed it every
+/// A guarded stream (`ToolCallStream` in docs/api.md). Create it with [`Gate::stream`]; feed it every
 /// event with [`GateStream::push`]; emit what [`GateStream::forward`] returns; finish with
 /// [`GateStream::end`], passing the gate that made it each time. After any error the stream is
 /// failed: every later `push` and `end` answers `E_PAYLOAD`.
