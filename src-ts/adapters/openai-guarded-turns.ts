@@ -7,6 +7,7 @@
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { ToolCallStream } from '../stream'
+import { filterBody } from '../request-tools'
 import type { CallContext, TurnCall, TurnReport } from '../types'
 
 /** The dialects of the OpenAI and Anthropic adapters. */
@@ -135,25 +136,6 @@ export function guardedCreate(
       return guardResponse(data, gate, dialect, context, options)
     })
   }
-}
-
-/**
- * The body with `tools` filtered for the caller (a copy; the caller's body is not touched). For
- * Chat Completions a list left empty is dropped with `tool_choice` and `parallel_tool_calls`.
- * Bodies without a `tools` array come back as they are. Throws as `gate.filterTools` does.
- */
-export function filterBody(body: unknown, gate: ToolGate, dialect: ClientDialect, context: CallContext): unknown {
-  if (!isObj(body) || !Array.isArray(body.tools)) return body
-  const tools = gate.filterTools(body.tools, { ...context, dialect }) as unknown[]
-  const out: Obj = { ...body, tools }
-  if (dialect === 'openai' && tools.length === 0 && body.tools.length > 0) {
-    // Chat Completions refuses an empty `tools` list, and `tool_choice` without tools: a request
-    // offering this caller no tool is one without them.
-    delete out.tools
-    delete out.tool_choice
-    delete out.parallel_tool_calls
-  }
-  return out
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> & { controller: AbortController } {

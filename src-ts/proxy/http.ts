@@ -10,7 +10,7 @@ import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, t
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 
-import { filterBody } from '../adapters/openai-guarded-turns'
+import { filterBody } from '../request-tools'
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext, ToolGateConfig, TurnCall } from '../types'

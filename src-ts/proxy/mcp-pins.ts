@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 
+import { canonicalJson } from '../canonical-json'
 import { ToolGateError } from '../errors'
 
 /** The parts of a tool definition that are pinned, in the order changes are reported. */
@@ -19,9 +20,6 @@ export type PinnedField = (typeof PINNED_FIELDS)[number]
 export const MAX_PINS = 10_000
 /** Largest pins file read at start, in bytes. */
 export const MAX_PINS_FILE_BYTES = 16 * 1024 * 1024
-/** Deepest nesting of a definition that is hashed; deeper definitions are never approved. */
-const MAX_DEPTH = 512
-
 /** A tool definition reduced to hashes: the whole and each present field (hex SHA-256). */
 export interface ToolFingerprint {
   name: string
@@ -50,18 +48,6 @@ export function fingerprint(tool: unknown): ToolFingerprint | undefined {
   } catch {
     return { name: t.name, sha256: '', fields: {} }
   }
-}
-
-/** JSON with object keys sorted (at every depth) and no whitespace. Throws past {@link MAX_DEPTH}. */
-export function canonicalJson(v: unknown, depth = 0): string {
-  if (depth > MAX_DEPTH) throw new RangeError('definition nested too deeply')
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x, depth + 1)).join(',')}]`
-  if (typeof v === 'object' && v !== null) {
-    const o = v as Record<string, unknown>
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort()
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k], depth + 1)}`).join(',')}}`
-  }
-  return JSON.stringify(v) ?? 'null'
 }
 
 function sha256(text: string): string {
