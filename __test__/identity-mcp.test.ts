@@ -19,7 +19,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 
 import { AUDIENCE, hmacWithPublicKey, ISSUER, issuerKey, noneToken, sign, startJwks, type IssuerKey, type JwksServer } from './helpers/jwks'
-import { cli, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
+import { cli, listenerUrl, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const T = 60_000
 const UPSTREAM_TOKEN = 'mcp-upstream-secret-42'
@@ -64,16 +64,8 @@ async function reportsServer(): Promise<{ url: string; server: Server; headers: 
 async function startListener(args: string[], env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess; stderr: () => string }> {
   if (!existsSync(cli)) throw new Error('run `npm run build:ts` first: this test spawns dist/cli/main.js')
   const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', ...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr += d.toString()
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
-      if (m) resolve(m[1])
-    })
-    child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
-  })
-  return { url, child, stderr: () => stderr }
+  const { url, stderr } = await listenerUrl(child)
+  return { url, child, stderr }
 }
 
 /** An SDK client sending `token` as the bearer token on every request. */

@@ -22,6 +22,7 @@ import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSc
 
 import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp-http'
 import { loadMcpSdk } from '../src-ts/proxy/mcp-sdk'
+import { listenerUrl } from './helpers/mcp-proxy'
 
 const root = join(__dirname, '..')
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
@@ -466,18 +467,10 @@ describe('toolgate mcp-proxy --listen (the built CLI)', () => {
   it('serves server-filesystem over HTTP on a free port, and exits 0 on SIGTERM', async () => {
     if (!existsSync(join(root, 'dist', 'proxy', 'mcp-http.js'))) throw new Error('run `npm run build:ts` first: this test spawns dist/cli/main.js')
     const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, fsServer, dir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stderr = ''
     let stdout = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString()
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
-        if (m) resolve(m[1])
-      })
-      child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
-    })
+    const { url } = await listenerUrl(child)
     try {
       const { client, transport } = await connect(url)
       const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })

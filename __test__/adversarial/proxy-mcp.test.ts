@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { cli, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from '../helpers/mcp-proxy'
+import { cli, listenerUrl, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from '../helpers/mcp-proxy'
 
 const T = 120_000
 let dir: string
@@ -82,15 +82,7 @@ describe('requests without an id', () => {
   it('over Streamable HTTP (--listen) too: a tools/call notification never reaches the server', async () => {
     const log = join(dir, 'listen.log')
     const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', ...naive(log)], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString()
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
-        if (m) resolve(m[1])
-      })
-      child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
-    })
+    const { url } = await listenerUrl(child)
     try {
       const transport = new StreamableHTTPClientTransport(new URL(url))
       const client = new Client({ name: 'attacker', version: '1' })
@@ -134,12 +126,7 @@ describe('credentials in upstream URLs are never printed', () => {
     expect(usage.err).not.toContain('tok-999')
     // a session in front of an upstream that cannot be reached: its failure is logged, the URL scrubbed
     const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--upstream-url', 'http://bob:hunter2-pw@127.0.0.1:1/mcp?token=tok-999'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    const url = await new Promise<string>((resolve) => child.stderr.on('data', () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
-      if (m) resolve(m[1])
-    }))
+    const { url, stderr: printed } = await listenerUrl(child)
     try {
       const client = new Client({ name: 'c', version: '1' })
       await client.connect(new StreamableHTTPClientTransport(new URL(url))).catch(() => undefined)
@@ -148,6 +135,7 @@ describe('credentials in upstream URLs are never printed', () => {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))
     }
+    const stderr = printed()
     expect(stderr).toMatch(/127\.0\.0\.1:1/)
     expect(stderr).not.toContain('hunter2-pw')
     expect(stderr).not.toContain('tok-999')

@@ -1,7 +1,7 @@
 // Test helpers for `toolgate mcp-proxy`: the built CLI (dist/cli/main.js, from `npm run
 // build:ts`) as an SDK client's stdio transport, as a plain command, or driven with raw JSON-RPC
 // lines; and reading a tool result's text.
-import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import { join } from 'node:path'
 
@@ -94,4 +94,21 @@ export function rawMcpProxy(flags: string[], server: string[]): RawMcpProxy {
     send({ jsonrpc: '2.0', method: 'notifications/initialized' })
   }
   return { child, send, next, until, handshake, lines, stderr: () => stderr, exited }
+}
+
+/**
+ * The MCP URL a `mcp-proxy --listen 127.0.0.1:0` child prints once it listens (its stderr must be
+ * piped); rejects with what it printed if it exits first. `stderr()` is all it printed so far.
+ */
+export async function listenerUrl(child: ChildProcess): Promise<{ url: string; stderr: () => string }> {
+  let stderr = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString()
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)
+      if (m) resolve(m[1])
+    })
+    child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
+  })
+  return { url, stderr: () => stderr }
 }
