@@ -37,21 +37,22 @@ pub struct TurnReport {
     pub dialect: Dialect,
     /// Every call in payload order; empty for a text-only turn.
     pub calls: Vec<TurnCall>,
-    /// The turn with repaired arguments written back; `None` when nothing was repaired (the
-    /// payload as given is then the answer).
+    /// The turn with repaired (and normalised: `""` / `null` / missing → `{}`) arguments written
+    /// back; `None` when nothing changed (the payload as given is then the answer).
     pub payload: Option<Value>,
     /// The answers for refused calls, grouped as the dialect's API requires.
     pub feedback: Vec<Value>,
     /// Tools the provider ran itself: reported, not gated.
     pub provider_executed: Vec<ProviderCall>,
-    /// Where repairs were written into `payload`: one per repaired call, so a host holding the
-    /// payload it sent can apply them itself instead of receiving the whole payload back.
+    /// Where repairs were written into `payload`: one per repaired or normalised call, so a host
+    /// holding the payload it sent can apply them itself instead of receiving the whole payload
+    /// back.
     pub patches: Vec<Patch>,
 }
 
-/// One repair written back into the payload: the call's arguments member at `path` now holds
-/// that call's `arguments_json` — as a JSON string when `as_text` (OpenAI `arguments`), else as
-/// the value it serializes.
+/// One repair (or normalisation) written back into the payload: the call's arguments member at
+/// `path` now holds that call's `arguments_json` — as a JSON string when `as_text` (OpenAI
+/// `arguments`), else as the value it serializes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Patch {
     /// Index of the call in [`TurnReport::calls`].
@@ -189,7 +190,9 @@ impl Gate {
         }
         let mut patches = Vec::new();
         for (i, (call, v)) in found.calls.iter().zip(&verdicts).enumerate() {
-            if v.outcome == Outcome::Repaired {
+            // repaired, or passed after normalisation (`""` / `null` / missing → `{}`): what
+            // runs is not what the payload holds, so it is written back the same way
+            if matches!(v.outcome, Outcome::Repaired | Outcome::Passed) && !v.untouched {
                 if let Some(args) = &v.arguments {
                     let as_text = matches!(call.args, Args::Text(_));
                     let replacement = if as_text { Value::String(serde_json::to_string(args).unwrap_or_default()) } else { args.clone() };

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, key, index, Path};
-use super::{Args, Call, Codec, Dialect, Found, Refusal, TurnOptions};
+use super::{Call, Codec, Dialect, Found, Refusal, TurnOptions};
 use crate::error::GateError;
 
 /// The Chat Completions codec.
@@ -145,7 +145,7 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
             call_id: shape::id_or_index(id, found.calls.len()),
             wire_id: id.filter(|s| !s.is_empty()).map(|s| Value::String(s.to_owned())),
             tool: name.to_owned(),
-            args: args_of(f, member),
+            args: shape::text_args(f, member),
             slot: key(&fp, member),
             malformed: None,
         });
@@ -163,18 +163,9 @@ fn read_legacy_function_call(m: &Map<String, Value>, path: Path, found: &mut Fou
         call_id: found.calls.len().to_string(),
         wire_id: None,
         tool: name.to_owned(),
-        args: args_of(f, "arguments"),
+        args: shape::text_args(f, "arguments"),
         slot: key(&fp, "arguments"),
         malformed: None,
     });
     Ok(())
-}
-
-/// `arguments` is a JSON string on the wire; an object sent in its place is read as one.
-fn args_of(f: &Map<String, Value>, member: &str) -> Args {
-    match f.get(member) {
-        None | Some(Value::Null) => Args::Missing,
-        Some(Value::String(s)) => Args::Text(s.clone()),
-        Some(other) => Args::Value(other.clone()),
-    }
 }

@@ -1,6 +1,9 @@
 //! OpenAI Responses API: a Response (`object: "response"`, `output[]`), a bare output-item list,
-//! or an input-item list (a conversation). Field names follow openai-node
-//! `resources/responses/responses.ts` (`ResponseOutputItem`, `ResponseInputItem`, `Tool`).
+//! an input-item list (a conversation), or one output item on its own (a `function_call` the host
+//! took from `response.output` or from a `response.output_item.done` event). A single item that
+//! also carries a Response's `output` or `object` is `E_PAYLOAD`: two readings of one payload.
+//! Field names follow openai-node `resources/responses/responses.ts` (`ResponseOutputItem`,
+//! `ResponseInputItem`, `Tool`).
 //!
 //! What is gated:
 //! - `function_call` (`call_id`, `name`, `arguments` a JSON string): the tool is `name`, or
@@ -104,6 +107,7 @@ impl Codec for OpenAiResponses {
                 m.get("object").and_then(Value::as_str) == Some("response")
                     || (!m.contains_key("role")
                         && m.get("output").and_then(Value::as_array).is_some_and(|o| o.iter().any(is_item)))
+                    || is_single_call(payload)
             }
             Value::Array(list) => {
                 !list.is_empty()
@@ -117,6 +121,14 @@ impl Codec for OpenAiResponses {
     fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
         match payload {
             Value::Array(list) => read_items(list, &[]),
+            Value::Object(m) if m.contains_key("type") => {
+                // one output item on its own (`response.output[0]`, a `response.output_item.done`
+                // event's `item`): a Response's own members beside it would be a second reading
+                if let Some(k) = ["output", "object"].into_iter().find(|k| m.contains_key(*k)) {
+                    return Err(broken(D, &[], format!("an item (`type`) that also holds the Response member `{k}`: the item and the Response would be read differently, so the payload is refused")));
+                }
+                read_single(payload)
+            }
             Value::Object(m) if m.contains_key("output") || m.get("object").and_then(Value::as_str) == Some("response") => {
                 let p = key(&[], "output");
                 let output = m.get("output").ok_or_else(|| broken(D, &[], "missing `output`"))?;
@@ -125,7 +137,7 @@ impl Codec for OpenAiResponses {
             other => Err(broken(
                 D,
                 &[],
-                format!("expected a Response (`object: \"response\"` with `output`) or a list of items, got {}", describe(other)),
+                format!("expected a Response (`object: \"response\"` with `output`), one output item or a list of items, got {}", describe(other)),
             )),
         }
     }
@@ -154,6 +166,28 @@ fn is_item(v: &Value) -> bool {
         Some(t) => KNOWN_ITEMS.contains(&t),
         None => false,
     }
+}
+
+/// One call item on its own, not wrapped in a Response or a list: a `function_call` or
+/// `custom_tool_call` (what `auto` recognizes; `read` takes any single item).
+fn is_single_call(v: &Value) -> bool {
+    matches!(shape::type_of(v), Some("function_call" | "custom_tool_call")) && v.get("call_id").is_some() && v.get("output").is_none()
+}
+
+/// Reads one item given as the whole payload (its path is the root).
+fn read_single(item: &Value) -> Result<Found, GateError> {
+    let mut found = Found::default();
+    match classify(item, Vec::new(), 0)? {
+        Entry::Call(mut c) => {
+            if c.wire_id.is_none() {
+                c.call_id = "0".to_owned();
+            }
+            found.calls.push(c);
+        }
+        Entry::Provider(p) => found.provider_executed.push(p),
+        Entry::Answer(_) | Entry::Other => {}
+    }
+    Ok(found)
 }
 
 fn describe(v: &Value) -> &'static str {
@@ -230,7 +264,7 @@ fn classify(item: &Value, p: Path, servers: usize) -> Result<Entry<'_>, GateErro
                 _ => name.to_owned(),
             };
             let member = if kind == "function_call" { "arguments" } else { "input" };
-            Ok(Entry::Call(call(id, tool, text_args(m, member), key(&p, member))))
+            Ok(Entry::Call(call(id, tool, shape::text_args(m, member), key(&p, member))))
         }
         "tool_search_call" if m.get("execution").and_then(Value::as_str) != Some("client") => Ok(Entry::Provider(provider(&p, m, kind, servers)?)),
         t if SERVER_ITEMS.contains(&t) => Ok(Entry::Provider(provider(&p, m, kind, servers)?)),
@@ -285,13 +319,4 @@ fn provider(p: &[Seg], m: &serde_json::Map<String, Value>, kind: &str, n: usize)
         tool: shape::opt_string(D, p, m, "name")?.unwrap_or(kind).to_owned(),
         kind: kind.to_owned(),
     })
-}
-
-/// `arguments` / `input` are strings on the wire; an object sent in their place is read as one.
-fn text_args(m: &serde_json::Map<String, Value>, member: &str) -> Args {
-    match m.get(member) {
-        None | Some(Value::Null) => Args::Missing,
-        Some(Value::String(s)) => Args::Text(s.clone()),
-        Some(other) => Args::Value(other.clone()),
-    }
 }

@@ -91,6 +91,17 @@ pub fn args_value(m: &Map<String, Value>, k: &str) -> super::Args {
     }
 }
 
+/// Arguments the wire holds as JSON text (OpenAI `arguments`, Responses `input`): a string is
+/// that text; absent or `null` is the empty text (meaning `{}`, written back as the text `"{}"`
+/// so the member keeps its wire type); any other value sent in its place is read as a value.
+pub fn text_args(m: &Map<String, Value>, k: &str) -> super::Args {
+    match m.get(k) {
+        None | Some(Value::Null) => super::Args::Text(String::new()),
+        Some(Value::String(s)) => super::Args::Text(s.clone()),
+        Some(other) => super::Args::Value(other.clone()),
+    }
+}
+
 /// Keeps the array elements whose name `keep` accepts. `name_of` reads an element's name;
 /// an element it cannot name is `E_PAYLOAD` (a tool list of unknown shape is never guessed at).
 pub fn retain_named(
