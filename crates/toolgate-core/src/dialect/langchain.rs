@@ -4,7 +4,9 @@
 //! a StoredMessage (`{ type: "ai", data }`), or a list of messages in any of these forms. Field
 //! names follow @langchain/core `messages/ai.ts`, `messages/tool.ts` and `messages/base.ts`.
 //!
-//! Calls are `tool_calls[]` (`id`, `name`, `args` an object). `invalid_tool_calls[]` (arguments
+//! Calls are `tool_calls[]` (`id`, `name`, `args` an object), or, in a message that has none,
+//! the raw OpenAI calls of `additional_kwargs.tool_calls` (older integrations); a message with
+//! both is read only when they agree (see `langchain_raw.rs`), else it is `E_PAYLOAD`. `invalid_tool_calls[]` (arguments
 //! LangChain could not parse) are gated too and always refused `bad_arguments`, naming the
 //! parse error, so the model is asked to send them again. In an `AIMessageChunk`, a call whose
 //! raw `tool_call_chunks` text is not complete JSON is refused `bad_arguments` too: LangChain's
@@ -13,6 +15,9 @@
 //! list, a call is pending unless a later ToolMessage answers its `tool_call_id`. Refusals are
 //! one ToolMessage-shaped object per call (`new ToolMessage(obj)` accepts it): `type: "tool"`,
 //! `content`, `tool_call_id` (only for a call with an id), `name`, `status: "error"`.
+
+#[path = "langchain_raw.rs"]
+mod raw;
 
 use serde_json::{Map, Value};
 
@@ -150,7 +155,8 @@ fn message(v: &Value, path: Path) -> Result<Option<Msg<'_>>, GateError> {
         }
     }
     let lc_calls = m.get("tool_calls").and_then(Value::as_array).is_some_and(|c| c.iter().any(|t| t.get("args").is_some() && t.get("function").is_none()))
-        || m.contains_key("invalid_tool_calls");
+        || m.contains_key("invalid_tool_calls")
+        || m.get("additional_kwargs").is_some_and(Value::is_object);
     let (role, distinct) = match (kind, m.get("role").and_then(Value::as_str)) {
         (Some(t), _) if MESSAGE_TYPES.contains(&t) => (role_of(t), !m.contains_key("role")),
         (_, Some(r)) => (role_of(r), lc_calls),
@@ -215,6 +221,14 @@ fn read_ai(m: &Msg<'_>, found: &mut Found) -> Result<(), GateError> {
     }
     if calls.is_none() && has_call_blocks(f) {
         return Err(broken(D, &m.path, "tool-call blocks in `content` but no `tool_calls`: the calls cannot be read"));
+    }
+    let (rp, raw) = raw::raw_calls(f, &m.path)?;
+    if !raw.is_empty() {
+        let (parsed, bad) = (calls.unwrap_or_default(), invalid.unwrap_or_default());
+        if parsed.is_empty() && bad.is_empty() {
+            return raw::read_raw(&rp, raw, &mut found.calls);
+        }
+        raw::check_agree(&rp, raw, parsed, bad)?;
     }
     let streamed = chunk_args(f);
     let cp = key(&m.path, "tool_calls");
