@@ -1,0 +1,109 @@
+/**
+ * The MCP corpus (see README.md beside this file): 64 tool schemas as real MCP servers publish
+ * them, a four-role policy, four callers and realistic calls with known right answers. Loaded
+ * the same way by every benchmark that uses it, so both sides of a comparison get one config.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+/** One tool as a server's `tools/list` declares it. */
+export interface ServerTool {
+  name: string
+  description?: string
+  inputSchema: Record<string, unknown>
+}
+
+/** A policy rule, as in a toolgate config (the subset this corpus uses). */
+export interface CorpusRule {
+  id: string
+  effect: 'allow' | 'deny'
+  roles: string[]
+  tools: string[]
+}
+
+/** A caller (`CallContext`). */
+export interface CorpusCaller {
+  subject: string
+  roles: string[]
+  session: string
+  purpose?: string
+  context?: Record<string, string>
+}
+
+/** One call and the answer the gate must give (see README.md). */
+export interface CorpusCase {
+  id: string
+  caller: string
+  tool: string
+  args: string
+  expect: {
+    outcome: 'passed' | 'repaired' | 'rejected' | 'denied'
+    arguments?: Record<string, unknown>
+    flags?: string[]
+    reason?: string
+  }
+  note: string
+}
+
+export interface Corpus {
+  /** Server name → its tools, in file order. */
+  servers: Map<string, ServerTool[]>
+  /** The toolgate config: every tool (destructive ones marked), and the policy. */
+  config: { version: 1; tools: (ServerTool & { destructive?: boolean })[]; policy: { rules: CorpusRule[] } }
+  callers: Record<string, CorpusCaller>
+  cases: CorpusCase[]
+}
+
+// The package is CommonJS (tsx gives __dirname); under ESM fall back to the working directory.
+const here = typeof __dirname === 'string' ? __dirname : resolve('bench/corpus/mcp')
+
+const read = (name: string): unknown => JSON.parse(readFileSync(join(here, name), 'utf8'))
+
+/** Loads the corpus from bench/corpus/mcp/. */
+export function loadCorpus(): Corpus {
+  const servers = new Map<string, ServerTool[]>()
+  for (const f of readdirSync(join(here, 'servers')).filter((n) => n.endsWith('.json')).sort()) {
+    const s = read(join('servers', f)) as { tools: ServerTool[] }
+    servers.set(f.replace(/\.json$/, ''), s.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })))
+  }
+  const p = read('policy.json') as { destructive: string[]; policy: { rules: CorpusRule[] } }
+  const destructive = new Set(p.destructive)
+  const tools = [...servers.values()].flat().map((t) => (destructive.has(t.name) ? { ...t, destructive: true } : t))
+  const seen = new Set<string>()
+  for (const t of tools) {
+    if (seen.has(t.name)) throw new Error(`corpus: tool ${t.name} is declared twice`)
+    seen.add(t.name)
+  }
+  return {
+    servers,
+    config: { version: 1, tools, policy: p.policy },
+    callers: read('callers.json') as Record<string, CorpusCaller>,
+    cases: read('cases.json') as CorpusCase[],
+  }
+}
+
+/** A tool-name glob (`*` any run of characters) as a RegExp. */
+function globRegExp(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+}
+
+/**
+ * The role → tool set a developer writes by hand for the same policy: each allow rule's globs
+ * expanded over the declared tools, minus what a deny rule takes from that role.
+ */
+export function roleTools(config: Corpus['config']): Map<string, Set<string>> {
+  const names = config.tools.map((t) => t.name)
+  const expand = (globs: string[]): string[] => names.filter((n) => globs.some((g) => globRegExp(g).test(n)))
+  const out = new Map<string, Set<string>>()
+  for (const r of config.policy.rules.filter((r) => r.effect === 'allow')) {
+    for (const role of r.roles) {
+      const set = out.get(role) ?? new Set<string>()
+      for (const n of expand(r.tools)) set.add(n)
+      out.set(role, set)
+    }
+  }
+  for (const r of config.policy.rules.filter((r) => r.effect === 'deny')) {
+    for (const role of r.roles) for (const n of expand(r.tools)) out.get(role)?.delete(n)
+  }
+  return out
+}
