@@ -137,7 +137,7 @@ impl Gate {
             }
         };
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        let rate_limits = crate::rate_limit::RateLimits::compile(&config.rate_limits, &names)?;
+        let rate_limits = crate::rate_limit::RateLimits::compile(&config.rate_limits, &names, learning.then_some(&mut warnings))?;
         let timed = !rate_limits.is_empty()
             || policy.is_some()
             || config.receipts.is_some()

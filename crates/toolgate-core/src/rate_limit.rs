@@ -32,8 +32,10 @@ pub struct RateLimits {
 impl RateLimits {
     /// Compiles the entries against the declared tool names. `E_CONFIG` (naming the entry) for a
     /// glob that does not compile or matches no declared tool (a typo would silently lift the
-    /// limit), `max` or `windowSeconds` of 0, an empty `tools`, or more than 1000 entries.
-    pub fn compile(entries: &[RateLimitConfig], tools: &[&str]) -> Result<RateLimits, GateError> {
+    /// limit), `max` or `windowSeconds` of 0, an empty `tools`, or more than 1000 entries. With
+    /// `warn` (a gate that learns its tools later, as the MCP proxy's does) a glob matching no
+    /// declared tool is pushed there instead of refused: it applies once a matching tool exists.
+    pub fn compile(entries: &[RateLimitConfig], tools: &[&str], mut warn: Option<&mut Vec<String>>) -> Result<RateLimits, GateError> {
         if entries.len() > 1000 {
             return Err(GateError::Config(format!("config at `rateLimits`: at most 1000 entries, got {}", entries.len())));
         }
@@ -60,7 +62,11 @@ impl RateLimits {
                     }
                 }
                 if !any {
-                    return Err(at(&format!(".tools[{j}]"), format!("`{g}` matches no declared tool")));
+                    let e = at(&format!(".tools[{j}]"), format!("`{g}` matches no declared tool"));
+                    match warn.as_deref_mut() {
+                        Some(list) => list.push(e.to_string()),
+                        None => return Err(e),
+                    }
                 }
             }
             let idx = u16::try_from(out.limits.len()).unwrap_or(u16::MAX);
@@ -121,7 +127,7 @@ mod tests {
 
     #[test]
     fn covers_matching_tools_and_names_typos() {
-        let r = RateLimits::compile(&[entry(&["send_*"], RatePer::Subject, 3)], &["send_mail", "send_sms", "read"]).unwrap();
+        let r = RateLimits::compile(&[entry(&["send_*"], RatePer::Subject, 3)], &["send_mail", "send_sms", "read"], None).unwrap();
         let alice = CallContext { subject: Some("alice".into()), ..CallContext::default() };
         let bob = CallContext { subject: Some("bob".into()), ..CallContext::default() };
         let a = r.checks("send_mail", &alice);
@@ -130,16 +136,30 @@ mod tests {
         assert_ne!(a, r.checks("send_mail", &bob));
         assert!(r.checks("read", &alice).is_empty());
         assert!(!a[0].key.contains("alice"));
-        let e = RateLimits::compile(&[entry(&["sned_*"], RatePer::Subject, 3)], &["send_mail"]).unwrap_err();
+        let e = RateLimits::compile(&[entry(&["sned_*"], RatePer::Subject, 3)], &["send_mail"], None).unwrap_err();
         assert!(e.to_string().contains("rateLimits[0].tools[0]") && e.to_string().contains("matches no declared tool"), "{e}");
-        assert!(RateLimits::compile(&[entry(&["send_mail"], RatePer::Session, 0)], &["send_mail"]).is_err());
+        assert!(RateLimits::compile(&[entry(&["send_mail"], RatePer::Session, 0)], &["send_mail"], None).is_err());
+    }
+
+    #[test]
+    fn a_learning_build_warns_of_globs_naming_tools_not_known_yet() {
+        let mut warnings = Vec::new();
+        let r = RateLimits::compile(&[entry(&["read_*"], RatePer::Session, 3)], &["write"], Some(&mut warnings)).unwrap();
+        assert!(r.checks("write", &CallContext::default()).is_empty());
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("rateLimits[0].tools[0]") && warnings[0].contains("`read_*` matches no declared tool"), "{warnings:?}");
+        // once the tool is declared (the proxy rebuilds its gate with the server's tools) it is limited
+        let r = RateLimits::compile(&[entry(&["read_*"], RatePer::Session, 3)], &["write", "read_file"], Some(&mut Vec::new())).unwrap();
+        assert_eq!(r.checks("read_file", &CallContext::default()).len(), 1);
+        // the other limits stay errors either way
+        assert!(RateLimits::compile(&[entry(&["read_*"], RatePer::Session, 0)], &["read_file"], Some(&mut Vec::new())).is_err());
     }
 
     #[test]
     fn ids_are_stable_and_follow_the_entry() {
-        let a = RateLimits::compile(&[entry(&["t"], RatePer::Session, 3)], &["t"]).unwrap();
-        let b = RateLimits::compile(&[entry(&["t"], RatePer::Session, 3)], &["t", "u"]).unwrap();
-        let c = RateLimits::compile(&[entry(&["t"], RatePer::Session, 4)], &["t"]).unwrap();
+        let a = RateLimits::compile(&[entry(&["t"], RatePer::Session, 3)], &["t"], None).unwrap();
+        let b = RateLimits::compile(&[entry(&["t"], RatePer::Session, 3)], &["t", "u"], None).unwrap();
+        let c = RateLimits::compile(&[entry(&["t"], RatePer::Session, 4)], &["t"], None).unwrap();
         let ctx = CallContext::default();
         assert_eq!(a.checks("t", &ctx), b.checks("t", &ctx));
         assert_ne!(a.checks("t", &ctx)[0].key, c.checks("t", &ctx)[0].key);
