@@ -3,6 +3,7 @@
 //! [`Codec`]; the gate's turn pipeline (`turn.rs`) is written once against that trait.
 
 mod ai_sdk;
+mod ai_sdk_ui;
 mod anthropic;
 mod detect;
 mod gemini;
@@ -39,7 +40,7 @@ pub enum Dialect {
     PydanticAi,
     /// Model Context Protocol JSON-RPC `tools/call`.
     Mcp,
-    /// Vercel AI SDK parts.
+    /// Vercel AI SDK parts and messages (`ModelMessage`, results, provider level, `UIMessage`).
     AiSdk,
     /// Google Gemini `generateContent`.
     Gemini,
@@ -156,6 +157,20 @@ pub struct Found {
     pub provider_executed: Vec<ProviderCall>,
 }
 
+/// A refusal of a turn as a whole, not of one call: the model tried to call a tool but no call
+/// can be read from what it sent (Gemini `finishReason: "MALFORMED_FUNCTION_CALL"`). Nothing
+/// runs; the host sends the codec's feedback back so the model can try again, instead of
+/// reading an empty, silent turn.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TurnRefusal {
+    /// What the wire said, as sent (`"MALFORMED_FUNCTION_CALL"`, `"UNEXPECTED_TOOL_CALL"`).
+    pub kind: String,
+    /// Where in the payload (`candidates[0]`).
+    pub at: String,
+    /// Model-readable: what went wrong and what to send instead.
+    pub message: String,
+}
+
 /// A refused call and what to tell the model.
 #[derive(Debug, Clone, Copy)]
 pub struct Refusal<'a> {
@@ -188,6 +203,16 @@ pub trait Codec: Sync {
     /// Writes refused calls back to the model the way this dialect feeds a tool error, grouped as
     /// the API requires, so the host answers each refused call id exactly once.
     fn feedback(&self, payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value>;
+
+    /// Refusals of the turn as a whole found in `payload` (already read by [`Codec::read`]);
+    /// none for dialects whose turns cannot fail that way.
+    fn turn_refusals(&self, _payload: &Value) -> Vec<TurnRefusal> {
+        Vec::new()
+    }
+
+    /// Adds the answers for `refusals` to `feedback` (the answers for refused calls, already
+    /// built), grouped as the API requires. Only called with refusals this codec reported.
+    fn turn_feedback(&self, _refusals: &[TurnRefusal], _feedback: &mut Vec<Value>) {}
 
     /// Keeps, in place, only the tool definitions whose name `keep` accepts; `tools` is this
     /// dialect's request shape (array, record, or wrapper). Unknown shapes are `E_PAYLOAD`.
