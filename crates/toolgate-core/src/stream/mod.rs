@@ -11,6 +11,7 @@
 //! lives in `buffer.rs`, event reading and call decisions in `event.rs`.
 
 mod ai_sdk;
+mod ai_sdk_ui;
 mod anthropic;
 mod buffer;
 mod event;
