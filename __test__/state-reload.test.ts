@@ -1,10 +1,11 @@
 // `toolgate proxy` reloads its config without a restart (the built CLI, a real upstream on
 // loopback): SIGHUP and --watch swap in a config that validates at once, keeping every session's
 // state; one that does not validate leaves the running config in place and the log says why.
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { until, writeConfig } from './helpers/config-reload'
 import { startProxy, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { callThrough, startToolCallUpstream } from './helpers/tool-call-upstream'
 
@@ -33,19 +34,7 @@ afterAll(async () => {
   await upstream?.close()
 })
 
-/** Writes the config atomically (as editors and deploy tools do: a new file renamed over the old). */
-function write(file: string, config: unknown): void {
-  writeFileSync(`${file}.tmp`, typeof config === 'string' ? config : JSON.stringify(config))
-  renameSync(`${file}.tmp`, file)
-}
-
-async function until(pred: () => boolean, what: string): Promise<void> {
-  const t = Date.now()
-  while (!pred()) {
-    if (Date.now() - t > 10_000) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+const write = writeConfig
 
 describe('toolgate proxy config reload', () => {
   it('SIGHUP swaps in a valid config at once, keeps session state, and keeps the old one when the new one is broken', async () => {

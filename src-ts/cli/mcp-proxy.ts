@@ -1,18 +1,19 @@
 // `toolgate mcp-proxy`: front an MCP server (spawned, stdio) and gate the client's tools/call.
 import { spawn } from 'node:child_process'
-import { isAbsolute, resolve } from 'node:path'
+import { dirname, isAbsolute, resolve } from 'node:path'
 
-import { loadConfigFile } from '../config-file'
 import { ToolGate } from '../gate'
 import { runMcpProxy, type McpProxyOptions } from '../proxy/mcp'
 import { listenMcpHttp } from '../proxy/mcp-http'
 import { serverIdentity, type ServerIdentity } from '../identity/servers'
 import { isLoopbackHost } from '../proxy/mcp-http-guard'
 import { ToolPins } from '../proxy/mcp-pins'
+import { McpConfigReloads } from '../proxy/mcp-reload'
 import { GateState } from '../state'
 import { redactSecrets, redactUrl } from '../proxy/redact-url'
 import type { CallContext, ToolGateConfig } from '../types'
 import { deferredLog } from './log'
+import { loadProxyConfig } from './proxy-config'
 
 const DEFAULT_MAX = 16 * 1024 * 1024
 
@@ -265,23 +266,29 @@ function listenAddress(v: string): { host: string; port: number } | undefined {
 
 /**
  * Reads the config file the gate will use (checked by the gate itself, errors naming the file).
- * Paths inside it (`audit.jsonl`, `receipts.privateKeyFile`, `proxy.pinsFile`) are made absolute
- * against the file's folder, since the proxy builds its gates from the parsed object.
+ * Paths inside it are made absolute against the file's folder, since the proxy builds its gates
+ * from the parsed object (see {@link readConfig}).
  */
 function loadConfig(path: string): ToolGateConfig {
   // the gate's own checks and error messages, naming the file; rule globs may name tools the
   // server lists later (each still unmatched is logged once the list is known)
   ToolGate.fromFile(path, { learnsTools: true })
-  const { config: parsed, dir } = loadConfigFile(path) // a regular file within a bound, YAML aliases bounded
-  const config = parsed as unknown as ToolGateConfig
-  const at = (p: string) => (isAbsolute(p) ? p : resolve(dir, p))
+  return readConfig(path)
+}
+
+/**
+ * The config file parsed as `toolgate proxy` reads it (paths absolute, the receipt key inline:
+ * `generatedKey`, or one generated now when `receipts` names none, so every session's gate and
+ * every reload sign with one key), plus `proxy.pinsFile` made absolute. Not compiled here.
+ */
+function readConfig(path: string, generatedKey?: string): ToolGateConfig {
+  const config = loadProxyConfig(path, generatedKey)
   if (config.audit?.stdout === true) {
     throw new Error(`config file ${path}: \`audit.stdout\` cannot be used with mcp-proxy (stdout carries the protocol); use \`audit.jsonl\``)
   }
-  if (typeof config.audit?.jsonl === 'string') config.audit = { ...config.audit, jsonl: at(config.audit.jsonl) }
-  if (typeof config.receipts?.privateKeyFile === 'string') config.receipts = { ...config.receipts, privateKeyFile: at(config.receipts.privateKeyFile) }
-  if (typeof config.audit?.chainKeyFile === 'string') config.audit = { ...config.audit, chainKeyFile: at(config.audit.chainKeyFile) }
-  if (typeof config.proxy?.pinsFile === 'string') config.proxy = { ...config.proxy, pinsFile: at(config.proxy.pinsFile) }
+  if (typeof config.proxy?.pinsFile === 'string' && !isAbsolute(config.proxy.pinsFile)) {
+    config.proxy = { ...config.proxy, pinsFile: resolve(dirname(resolve(path)), config.proxy.pinsFile) }
+  }
   return config
 }
 
@@ -330,6 +337,7 @@ export const command = {
     // batched once per event-loop turn: a repaired or refused call's line costs the call nothing
     const log = deferredLog('toolgate mcp-proxy: ')
     const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log, state }
+    if (p.configPath !== undefined) proxyOpts.reloads = reloadOnHangup(p.configPath, config, state, log)
     if (p.listen !== undefined) return listen(p, config, proxyOpts)
     if ((config as { identity?: unknown } | undefined)?.identity !== undefined) {
       process.stderr.write('toolgate mcp-proxy: config `identity` needs --listen (the stdio proxy has no requests to take bearer tokens from; docs/identity.md)\n')
@@ -353,6 +361,32 @@ export const command = {
       return code
     })
   },
+}
+
+/**
+ * SIGHUP reloads the config file: read and compiled for every running proxy (each session of the
+ * listener) first, then swapped in everywhere at once, keeping all state; a config that does not
+ * compile leaves the running one in place, and the log says why. The `proxy`, `identity` and
+ * `state` blocks are read at start only (a change to them is logged as needing a restart).
+ */
+function reloadOnHangup(path: string, config: ToolGateConfig | undefined, state: GateState, log: (line: string) => void): McpConfigReloads {
+  const reloads = new McpConfigReloads(config, state)
+  const startOnly = (c: ToolGateConfig | undefined) => JSON.stringify([c?.proxy, (c as { identity?: unknown } | undefined)?.identity, c?.state])
+  const atStart = startOnly(config)
+  process.on('SIGHUP', () => {
+    let next: ToolGateConfig
+    try {
+      next = readConfig(path, config?.receipts?.privateKey)
+      const n = reloads.reload(next)
+      log(`SIGHUP: config reloaded from ${path} (${n === 1 ? '1 proxy' : `${n} proxies`} running)`)
+    } catch (err) {
+      const why = redactSecrets((err as Error).message)
+      log(`SIGHUP: the config was not reloaded, the running one stays: ${why.startsWith('config file ') ? why : `config file ${path}: ${why}`}`)
+      return
+    }
+    if (startOnly(next) !== atStart) log('SIGHUP: the `proxy`, `identity` and `state` blocks are read at start only; restart the proxy for their changes')
+  })
+  return reloads
 }
 
 /** `--listen`: serve the proxy over Streamable HTTP until SIGINT/SIGTERM (exit 0). */
@@ -400,7 +434,7 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
   } catch (err) {
     return fail((err as Error).message)
   }
-  proxyOpts.log?.(`listening on ${listener.url}`)
+  // the listener has said where it listens (once)
   const l = listener
   return new Promise<number>((resolve) => {
     let stopping = false

@@ -1,18 +1,14 @@
 // `toolgate proxy`: an OpenAI / Anthropic compatible HTTP proxy in front of a model API, gating
 // the tools a request offers and the tool calls the model answers with (src-ts/proxy/http.ts).
-import { randomBytes } from 'node:crypto'
 import { unwatchFile, watchFile, type Stats } from 'node:fs'
-import { dirname, resolve } from 'node:path'
 
-import { loadConfigFile } from '../config-file'
-import { prepareConfig } from '../config-host'
-import { ToolGateError } from '../errors'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
 import { DEFAULT_PASS_THROUGH, passThroughList } from '../proxy/http-paths'
 import { parseUpstream } from '../proxy/http-upstream'
 import { serverIdentity } from '../identity/servers'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'
+import { loadProxyConfig } from './proxy-config'
 import { deferredLog } from './log'
 
 const USAGE = 'toolgate proxy --upstream URL --port N [flags]   an OpenAI/Anthropic-compatible HTTP proxy'
@@ -106,28 +102,6 @@ const SPEC = {
   },
   switches: ['help', 'watch'],
   aliases: { h: 'help' },
-}
-
-/**
- * Loads a config file for the proxies: YAML or JSON (duplicate keys refused), paths made absolute
- * against the file's folder, the receipt key read from its variable or file — and, when
- * `receipts` names no key, one generated now, so every gate of the proxy signs with the same key.
- * Errors are `E_CONFIG` naming the file.
- */
-export function loadProxyConfig(path: string, generatedKey?: string): ToolGateConfig {
-  // the one config reader: a regular file within a bound, YAML aliases bounded, duplicate keys refused
-  const parsed = loadConfigFile(path).config
-  let config: ToolGateConfig
-  try {
-    config = JSON.parse(prepareConfig(parsed as Record<string, unknown>, dirname(resolve(path))).text) as ToolGateConfig
-  } catch (err) {
-    throw new ToolGateError('E_CONFIG', `config file ${path}: ${(err as Error).message}`)
-  }
-  const r = config.receipts
-  if (r !== undefined && r !== null && typeof r === 'object' && r.privateKey === undefined && r.privateKeyEnv === undefined && r.privateKeyFile === undefined) {
-    config.receipts = { ...r, privateKey: generatedKey ?? randomBytes(32).toString('base64url') }
-  }
-  return config
 }
 
 const whole = (flag: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {

@@ -35,9 +35,9 @@ export interface McpToolSetOptions {
  * gate cannot compile leaves that tool out.
  */
 export class McpToolSet {
-  readonly #config: ToolGateConfig | undefined
+  #config: ToolGateConfig | undefined
   readonly #allowlist: boolean
-  readonly #configTools: Map<string, ToolConfig>
+  #configTools: Map<string, ToolConfig>
   readonly #pins: ToolPins
   readonly #log: (line: string) => void
   readonly #state: GateState
@@ -58,7 +58,7 @@ export class McpToolSet {
     this.#pins = opts.pins
     this.#log = opts.log
     this.#state = opts.state ?? GateState.forConfig(opts.config?.state)
-    this.#gate = this.#build()
+    this.#gate = this.#build(this.#config, this.#configTools)
   }
 
   /** The state store every gate of this tool set keeps loop, taint and token state in. */
@@ -113,12 +113,31 @@ export class McpToolSet {
     this.#rebuild()
   }
 
+  /**
+   * Builds the gate `config` gives over the tools learned so far without using it yet: throws
+   * `ToolGateError` `E_CONFIG` when `config` does not compile (this tool set is left as it was).
+   * The returned function swaps the new gate in; the state store stays the same, so loop, taint,
+   * rate-limit and confirmation state carry over.
+   */
+  prepare(config: ToolGateConfig | undefined): () => void {
+    const configTools = new Map((config?.tools ?? []).map((t) => [t.name, t]))
+    const gate = this.#build(config, configTools)
+    return () => {
+      void this.#gate.flush() // the old gate's audit records first (see #rebuild)
+      this.#config = config
+      this.#configTools = configTools
+      this.#gate = gate
+      this.#builtFrom = schemasKey(this.#learned)
+      this.#log(`gating ${gate.tools.length} tools`)
+    }
+  }
+
   #rebuild(): void {
     // The old gate's buffered audit records go out first: the new gate's trail continues the
     // file's hash chain from its last line (flush's work is synchronous).
     void this.#gate.flush()
     try {
-      this.#gate = this.#build()
+      this.#gate = this.#build(this.#config, this.#configTools)
       this.#log(`gating ${this.#gate.tools.length} tools`)
       this.#builtFrom = schemasKey(this.#learned)
     } catch (err) {
@@ -127,17 +146,17 @@ export class McpToolSet {
   }
 
   /** The gate from the learned tools and the configured ones (config wins for a name). */
-  #build(): ToolGate {
-    const base: ToolGateConfig = { ...(this.#config ?? {}), tools: [] }
-    const allowlist = this.#allowlist && this.#configTools.size > 0
+  #build(config: ToolGateConfig | undefined, configTools: Map<string, ToolConfig>): ToolGate {
+    const base: ToolGateConfig = { ...(config ?? {}), tools: [] }
+    const allowlist = this.#allowlist && configTools.size > 0
     const tools: ToolConfig[] = []
     const learned: ToolConfig[] = []
     for (const [name, t] of this.#learned) {
-      const mine = this.#configTools.get(name)
+      const mine = configTools.get(name)
       if (mine) continue
       if (!allowlist) learned.push(t.config)
     }
-    for (const [name, mine] of this.#configTools) {
+    for (const [name, mine] of configTools) {
       const theirs = this.#learned.get(name)?.config
       tools.push(mine.inputSchema === undefined && theirs?.inputSchema !== undefined ? { ...mine, inputSchema: theirs.inputSchema } : mine)
     }
@@ -162,7 +181,7 @@ export class McpToolSet {
   /** Logs, once per distinct message, the policy rules that match none of the tools known now (the server's list included). */
   #warned(gate: ToolGate): ToolGate {
     const now = new Set(gate.warnings)
-    for (const w of now) if (!this.#warnedOf.has(w)) this.#log(`${w} (not among the server's tools either, so the rule applies to nothing yet)`)
+    for (const w of now) if (!this.#warnedOf.has(w)) this.#log(`${w} (not among the server's tools either, so it applies to nothing yet)`)
     this.#warnedOf = now
     return gate
   }

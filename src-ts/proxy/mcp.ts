@@ -13,6 +13,7 @@ import { RECEIPT_META } from '../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
 import { McpConfirmations } from './mcp-confirm'
 import { ToolPins } from './mcp-pins'
+import type { McpConfigReloads } from './mcp-reload'
 import { changedMessage, McpToolSet, toolsOf, type Learned } from './mcp-tools'
 
 export { runMcpProxy, type StdioProxyOptions } from './mcp-stdio'
@@ -45,6 +46,9 @@ export interface McpProxyOptions {
   /** Client requests in flight to the server at most; past it a new one is answered with an
    *  error, not forwarded. Default {@link DEFAULT_MAX_PENDING}. */
   maxPending?: number
+  /** A config the process may swap while it runs (`toolgate mcp-proxy` on SIGHUP): when given,
+   *  the proxy is built from its current config (instead of `config`) and follows every reload. */
+  reloads?: McpConfigReloads
 }
 
 /** Default bound on the client messages held while the proxy lists the server's tools. */
@@ -129,7 +133,9 @@ export class McpProxy {
     this.#sinks = sinks
     this.#log = opts.log ?? (() => {})
     // throws ToolGateError E_CONFIG for a broken config
-    this.#tools = new McpToolSet({ config: opts.config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log, state: opts.state })
+    const config = opts.reloads !== undefined ? opts.reloads.config : opts.config
+    this.#tools = new McpToolSet({ config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log, state: opts.state })
+    opts.reloads?.track(this.#tools)
     this.#confirm = new McpConfirmations(
       { timeoutMs: opts.confirmTimeoutMs },
       { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },
@@ -431,6 +437,7 @@ export class McpProxy {
     if (this.#closed) return
     this.#closed = true
     this.#closedWhy = why
+    this.#opts.reloads?.untrack(this.#tools)
     const held = this.#held ?? []
     this.#held = undefined
     for (const m of held) {
