@@ -3,7 +3,7 @@
 // `npm run typecheck`, never run: each function states "an SDK value is what guard reads" or
 // "what toolgate writes is an SDK value", and fails to compile when the two drift apart.
 import type { Message, MessageParam, Tool as AnthropicSdkTool } from '@anthropic-ai/sdk/resources/messages'
-import type { ModelMessage } from 'ai'
+import type { DynamicToolUIPart, ModelMessage, ToolUIPart, UIMessage, UIMessageChunk, UIMessagePart, UIDataTypes, UITools } from 'ai'
 import type {
   ChatCompletion,
   ChatCompletionMessage,
@@ -16,6 +16,10 @@ import type { Response, ResponseFunctionToolCall, ResponseInputItem } from 'open
 import type {
   AiSdkFeedback,
   AiSdkPayload,
+  AiSdkUIMessageChunk,
+  AiSdkUIPayload,
+  AiSdkUIRefusalPart,
+  AiSdkUIToolPart,
   AnthropicPayload,
   AnthropicToolResultMessage,
   AnthropicTools,
@@ -49,3 +53,13 @@ export const anthropicToolsAreRead = (t: AnthropicSdkTool[]): AnthropicTools => 
 // Vercel AI SDK
 export const aiSdkMessagesAreRead = (m: ModelMessage[]): AiSdkPayload => m
 export const aiSdkFeedbackIsAModelMessage = (f: AiSdkFeedback): ModelMessage => f
+// Vercel AI SDK UI messages (useChat) and the UI message stream
+export const aiSdkUIMessageIsRead = (m: UIMessage): AiSdkUIPayload => m
+export const aiSdkUIMessagesAreRead = (m: UIMessage[]): AiSdkUIPayload => m
+export const aiSdkChatRequestIsRead = (body: { id: string; messages: UIMessage[]; trigger: 'submit-message' }): AiSdkUIPayload => body
+export const aiSdkUIFeedbackIsAPart = (f: DialectFeedback['ai-sdk-ui']): UIMessagePart<UIDataTypes, UITools> => f
+export const aiSdkUIToolPartIsRead = (p: ToolUIPart | DynamicToolUIPart): AiSdkUIToolPart => p
+export const aiSdkUIRefusalIsAPart = (f: AiSdkUIRefusalPart): UIMessagePart<UIDataTypes, UITools> => f
+export const aiSdkUIRefusalIsAToolPart = (f: AiSdkUIRefusalPart): ToolUIPart | DynamicToolUIPart => f
+export const aiSdkUIChunkIsRead = (c: UIMessageChunk): AiSdkUIMessageChunk => c
+export const aiSdkUIRefusalChunkIsAChunk = (f: AiSdkUIRefusalPart): UIMessageChunk => ({ type: 'tool-input-error', toolCallId: f.toolCallId, toolName: f.type === 'dynamic-tool' ? f.toolName : f.type.slice(5), input: f.input, errorText: f.errorText })

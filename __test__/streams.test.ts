@@ -23,7 +23,7 @@ const tools = JSON.parse(readFileSync(join(fixtures, 'dialects', 'tools.json'), 
 interface Fixture {
   description: string
   source: string
-  dialect: 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'gemini'
+  dialect: 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'gemini' | 'ai-sdk-ui'
   config?: Record<string, unknown>
   events: (string | Record<string, unknown>)[]
   completes?: string[][]
@@ -128,7 +128,7 @@ function verify(fx: Fixture, r: Run): void {
 describe('stream fixtures through the binding', () => {
   const fx = all()
   it('has at least four fixtures for each streaming dialect', () => {
-    for (const d of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini']) {
+    for (const d of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui']) {
       expect(fx.filter(([n]) => n.startsWith(`${d}/`)).length, d).toBeGreaterThanOrEqual(4)
     }
   })

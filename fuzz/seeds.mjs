@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 
 const fuzzDir = dirname(fileURLToPath(import.meta.url))
 const fixtures = join(fuzzDir, '..', '__test__', 'fixtures', 'dialects')
-const DIALECTS = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini']
+const DIALECTS = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini', 'ai-sdk-ui']
 
 let written = 0
 for (const dialect of DIALECTS) {
@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
 // fuzz/corpus/stream_<dialect>/seed-fx-<case>: its events, one per line (strings as they are,
 // objects as compact JSON), which is how the stream targets split their input.
 const streams = join(fuzzDir, '..', '__test__', 'fixtures', 'streams')
-for (const dialect of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini']) {
+for (const dialect of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui']) {
   const target = `stream_${dialect.replaceAll('-', '_')}`
   const out = join(fuzzDir, 'corpus', target)
   mkdirSync(out, { recursive: true })

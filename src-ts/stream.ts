@@ -11,7 +11,7 @@ import type { CallContext, Dialect, TurnCall, TurnReport } from './types'
 export type StreamOptions = { dialect: Dialect } & CallContext
 
 /** The dialects `gate.stream` reads. */
-export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini'])
+export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui'])
 
 /**
  * A model's streamed turn, guarded event by event (README "Streams"). Feed every event to
@@ -79,7 +79,7 @@ export class ToolCallStream<D extends Dialect = Dialect> {
    * Ends the stream and answers the whole turn, exactly as `gate.guard` would for it (the calls
    * keep the verdicts `push` returned; none is decided twice). `payload` is the turn in the
    * dialect's non-streamed form (a chat.completion, an Anthropic message, a Response, AI SDK
-   * content parts, a Gemini response) with repairs written back. A call the stream never
+   * content parts, a Gemini response, an AI SDK `UIMessage`) with repairs written back. A call the stream never
    * completed is refused here. Throws `E_PAYLOAD` for a stream cut off before its terminal event
    * (naming what was missing), a failed stream, or a second `end`.
    */

@@ -10,6 +10,7 @@ export type Dialect =
   | 'mcp'
   | 'ai-sdk'
   | 'gemini'
+  | 'ai-sdk-ui'
 
 /** Who is calling and why. Roles and identity come only from here, never from model output. */
 export interface CallContext {

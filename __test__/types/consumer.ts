@@ -74,7 +74,7 @@ type Expect<T extends true> = T
 // The closed sets of the README ("API"), exactly: adding or renaming a member must be a visible change.
 export type Checks = [
   Expect<Equal<Outcome, 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'>>,
-  Expect<Equal<Dialect, 'openai' | 'openai-responses' | 'anthropic' | 'langchain' | 'pydantic-ai' | 'mcp' | 'ai-sdk' | 'gemini'>>,
+  Expect<Equal<Dialect, 'openai' | 'openai-responses' | 'anthropic' | 'langchain' | 'pydantic-ai' | 'mcp' | 'ai-sdk' | 'gemini' | 'ai-sdk-ui'>>,
   Expect<
     Equal<
       Reason,
@@ -212,7 +212,7 @@ export function usage(): string[] {
     out.push(v.action ?? '', v.resource ?? '', v.receipt ?? '', v.wouldBe ?? '', String(v.shadow ?? false))
   }
 
-  const dialects: Dialect[] = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini']
+  const dialects: Dialect[] = ['openai', 'openai-responses', 'anthropic', 'langchain', 'pydantic-ai', 'mcp', 'ai-sdk', 'gemini', 'ai-sdk-ui']
   out.push(...dialects)
 
   // whole turns, tool lists, streams

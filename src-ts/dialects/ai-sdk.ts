@@ -105,7 +105,8 @@ export interface AiSdkProviderGenerateResult {
 /**
  * What `gate.guard` reads for `dialect: 'ai-sdk'`: a `generateText` result (or its JSON, with
  * `steps`), a step or `{ content }`, `{ toolCalls }`, a part array, a `ModelMessage`, a message
- * list (pending calls only) or `{ messages }`, or a provider-level `doGenerate` result.
+ * list (pending calls only) or `{ messages }`, or a provider-level `doGenerate` result. (UI
+ * messages from `useChat` are the `ai-sdk-ui` dialect: `AiSdkUIPayload`.)
  */
 export type AiSdkPayload =
   | { steps: { content: unknown[]; [key: string]: unknown }[]; [key: string]: unknown }

@@ -1,6 +1,7 @@
 // The payload, feedback and tool-list types of every dialect, and maps from a dialect name to
 // them, so a host can type what it passes to `guard` / `filterTools` and what it sends back.
 import type { AiSdkFeedback, AiSdkPayload, AiSdkToolList } from './ai-sdk'
+import type { AiSdkUIPayload, AiSdkUIRefusalPart, AiSdkUIToolList } from './ai-sdk-ui'
 import type { AnthropicPayload, AnthropicToolResultMessage, AnthropicTools } from './anthropic'
 import type { GeminiFeedbackContent, GeminiPayload, GeminiTool } from './gemini'
 import type { LangChainPayload, LangChainToolMessageFields, LangChainToolSpec } from './langchain'
@@ -10,6 +11,7 @@ import type { ResponsesFeedbackItem, ResponsesPayload, ResponsesTool } from './o
 import type { PydanticFeedbackRequest, PydanticPayload, PydanticToolDefinition } from './pydantic-ai'
 
 export type * from './ai-sdk'
+export type * from './ai-sdk-ui'
 export type * from './anthropic'
 export type * from './gemini'
 export type * from './langchain'
@@ -28,6 +30,7 @@ export interface DialectPayloads {
   mcp: McpPayload
   'ai-sdk': AiSdkPayload
   gemini: GeminiPayload
+  'ai-sdk-ui': AiSdkUIPayload
 }
 
 /** One item of `TurnReport.feedback`, per dialect. */
@@ -40,6 +43,8 @@ export interface DialectFeedback {
   mcp: McpFeedback
   'ai-sdk': AiSdkFeedback
   gemini: GeminiFeedbackContent
+  /** The refused tool parts themselves, in state `output-error`. */
+  'ai-sdk-ui': AiSdkUIRefusalPart
 }
 
 /** What `filterTools` reads (and answers), per dialect. */
@@ -52,4 +57,5 @@ export interface DialectToolLists {
   mcp: McpToolList
   'ai-sdk': AiSdkToolList
   gemini: GeminiTool[] | { tools: GeminiTool[]; [key: string]: unknown }
+  'ai-sdk-ui': AiSdkUIToolList
 }

@@ -5,8 +5,7 @@
 //! `tool-result` / `tool-error` part answers its id (or its approval was denied); parts with
 //! `providerExecuted: true` are reported, not gated. Refusals are answered as one `role: "tool"`
 //! `ModelMessage` of `tool-result` parts with `output: { type: "error-text", value }`.
-//! UI messages (`UIMessage.parts` from `useChat`) are read by `ai_sdk_ui.rs` and answered in
-//! their own shape.
+//! UI messages (`UIMessage.parts` from `useChat`) are the `ai-sdk-ui` dialect (`ai_sdk_ui.rs`).
 
 use ahash::AHashSet;
 use serde_json::{json, Map, Value};
@@ -31,9 +30,6 @@ impl Codec for AiSdk {
     /// tool parts use the SDK's camelCase members (`toolCallId`, `approvalId`), a
     /// `generateText` result (`steps`), or a provider-level result (`content` + `finishReason`).
     fn recognizes(&self, payload: &Value) -> bool {
-        if ai_sdk_ui::is_ui_payload(payload) {
-            return true;
-        }
         match payload {
             Value::Object(m) if m.contains_key("role") => is_sdk_message(payload),
             Value::Object(m) => {
@@ -59,9 +55,6 @@ impl Codec for AiSdk {
     }
 
     fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
-        if ai_sdk_ui::is_ui_payload(payload) {
-            return ai_sdk_ui::read(payload);
-        }
         let mut parts: Vec<(Path, &Map<String, Value>)> = Vec::new();
         collect(payload, &mut parts)?;
         resolve(&parts)
@@ -71,11 +64,7 @@ impl Codec for AiSdk {
     /// whose `output` is `{ type: "error-text", value: message }` — what the SDK itself sends the
     /// model for a failed tool (`ToolResultPart` / `ToolResultOutput`; a `ModelMessage` has no
     /// `tool-error` part, that type exists only in results).
-    /// UI messages: the refused parts themselves, in state `output-error` (see `ai_sdk_ui.rs`).
-    fn feedback(&self, payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
-        if ai_sdk_ui::is_ui_payload(payload) {
-            return ai_sdk_ui::feedback(payload, refused);
-        }
+    fn feedback(&self, _payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
         let parts: Vec<Value> = refused
             .iter()
             .map(|r| {
@@ -200,7 +189,7 @@ fn message_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<
 /// messages hold no tool parts.
 fn message<'v>(msg: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
     if ai_sdk_ui::looks_like_ui_message(msg) {
-        return Err(broken(D, &path, "a UIMessage (`parts`) among ModelMessages (`content`), or a UIMessage of unknown shape; send one kind"));
+        return Err(broken(D, &path, "a UIMessage (`parts`), not a ModelMessage (`content`); read UI messages with dialect \"ai-sdk-ui\" and send one kind per payload"));
     }
     let m = shape::object(D, &path, msg)?;
     let role = shape::string(D, &path, m, "role")?;

@@ -1,6 +1,7 @@
-//! Vercel AI SDK **UI messages** (`UIMessage` from `useChat`, `ai` 5 to 7), read by the `ai-sdk`
-//! codec when the payload has their shape: a `UIMessage` (`role` + `parts`, no `content`), a list
-//! of them, or a chat request body `{ messages: UIMessage[] }`.
+//! The `ai-sdk-ui` dialect: Vercel AI SDK **UI messages** (`UIMessage` from `useChat`, `ai` 5 to
+//! 7): a `UIMessage` (`role` + `parts`, no `content`), a list of them, or a chat request body
+//! `{ messages: UIMessage[] }`. (`ModelMessage`s and results are the `ai-sdk` dialect; one payload
+//! holds one kind.)
 //!
 //! Tool parts are static (`type: "tool-<name>"`) or dynamic (`type: "dynamic-tool"` with
 //! `toolName`); each carries its own `state`, and a part is judged by its own state, never by
@@ -22,12 +23,46 @@ use ahash::AHashSet;
 use serde_json::{Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
-use super::{Call, Dialect, Found, ProviderCall, Refusal};
+use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
 use crate::schema::types::type_name;
 
-const D: Dialect = Dialect::AiSdk;
+const D: Dialect = Dialect::AiSdkUi;
+
+/// The UI messages codec.
+pub struct AiSdkUi;
+
+impl Codec for AiSdkUi {
+    fn dialect(&self) -> Dialect {
+        D
+    }
+
+    /// UI messages only: see [`is_ui_payload`].
+    fn recognizes(&self, payload: &Value) -> bool {
+        is_ui_payload(payload)
+    }
+
+    fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
+        read(payload)
+    }
+
+    fn feedback(&self, payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
+        feedback(payload, refused)
+    }
+
+    /// The server's tool record (`ToolSet`, `{ [name]: tool }`), kept by key: UI messages name
+    /// tools by the same keys.
+    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+        match tools {
+            Value::Object(record) => {
+                record.retain(|name, _| keep(name));
+                Ok(())
+            }
+            other => Err(broken(D, &[], format!("expected a tool record (`ToolSet`: {{ [name]: tool }}), got {}", type_name(other)))),
+        }
+    }
+}
 
 /// The prefix of a static tool part's type (`tool-<name>`).
 const STATIC_PREFIX: &str = "tool-";
@@ -69,7 +104,7 @@ enum Kind {
 }
 
 /// Reads the pending calls of UI messages, in payload order.
-pub(super) fn read(payload: &Value) -> Result<Found, GateError> {
+fn read(payload: &Value) -> Result<Found, GateError> {
     let mut found = Found::default();
     let mut ids: AHashSet<&str> = AHashSet::new();
     match payload {
@@ -95,8 +130,10 @@ fn message<'v>(msg: &'v Value, path: Path, found: &mut Found, ids: &mut AHashSet
     if !matches!(role, "system" | "user" | "assistant") {
         return Err(broken(D, &key(&path, "role"), format!("unknown UIMessage role {:?} (expected system, user or assistant)", clip(role))));
     }
-    if m.contains_key("content") {
-        return Err(broken(D, &path, "a message with both `parts` (UIMessage) and `content` (ModelMessage); send one kind"));
+    match (m.contains_key("content"), m.contains_key("parts")) {
+        (true, true) => return Err(broken(D, &path, "a message with both `parts` (UIMessage) and `content` (ModelMessage); send one kind")),
+        (true, false) => return Err(broken(D, &path, "a ModelMessage (`content`), not a UIMessage (`parts`); read ModelMessages with dialect \"ai-sdk\" and send one kind per payload")),
+        _ => {}
     }
     let pp = key(&path, "parts");
     let parts = shape::array(D, &pp, m.get("parts").ok_or_else(|| broken(D, &path, "missing `parts`"))?)?;
@@ -190,7 +227,7 @@ fn state_kind(m: &Map<String, Value>, p: &[Seg]) -> Result<Kind, GateError> {
 /// with `errorText` = the gate's message (its `input` as sent; an `approval` kept only when it
 /// was granted, as the SDK's `output-error` state allows). Replace the part with it (same
 /// `toolCallId`), or pass `{ tool, toolCallId, state, errorText }` of it to `addToolOutput`.
-pub(super) fn feedback(payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
+fn feedback(payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
     refused
         .iter()
         .map(|r| {

@@ -40,15 +40,17 @@ pub enum Dialect {
     PydanticAi,
     /// Model Context Protocol JSON-RPC `tools/call`.
     Mcp,
-    /// Vercel AI SDK parts and messages (`ModelMessage`, results, provider level, `UIMessage`).
+    /// Vercel AI SDK parts and `ModelMessage`s (results, steps, provider level).
     AiSdk,
     /// Google Gemini `generateContent`.
     Gemini,
+    /// Vercel AI SDK UI messages (`UIMessage` from `useChat`) and the UI message stream.
+    AiSdkUi,
 }
 
 impl Dialect {
     /// Every dialect, in the order `auto` tries them.
-    pub const ALL: [Dialect; 8] = [
+    pub const ALL: [Dialect; 9] = [
         Dialect::Mcp,
         Dialect::OpenAi,
         Dialect::OpenAiResponses,
@@ -57,6 +59,7 @@ impl Dialect {
         Dialect::PydanticAi,
         Dialect::LangChain,
         Dialect::AiSdk,
+        Dialect::AiSdkUi,
     ];
 
     /// The stable wire name (`"openai"`, `"openai-responses"` …).
@@ -70,6 +73,7 @@ impl Dialect {
             Dialect::Mcp => "mcp",
             Dialect::AiSdk => "ai-sdk",
             Dialect::Gemini => "gemini",
+            Dialect::AiSdkUi => "ai-sdk-ui",
         }
     }
 
@@ -84,6 +88,7 @@ impl Dialect {
             Dialect::Mcp => &mcp::Mcp,
             Dialect::AiSdk => &ai_sdk::AiSdk,
             Dialect::Gemini => &gemini::Gemini,
+            Dialect::AiSdkUi => &ai_sdk_ui::AiSdkUi,
         }
     }
 }

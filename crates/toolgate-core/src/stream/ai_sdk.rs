@@ -12,14 +12,13 @@
 //! of the step (for `finish`: of the stream) was dropped. Calls the provider ran
 //! (`providerExecuted`) pass and are reported.
 //!
-//! The same dialect reads the **UI message stream** (`toUIMessageStream` output): from its first
-//! chunk only that protocol has, the stream is handed to `ai_sdk_ui.rs` (text read before it
-//! carries over; tool parts of the other protocols before it are `E_PAYLOAD`).
+//! The **UI message stream** (`toUIMessageStream` output) is the `ai-sdk-ui` dialect
+//! (`ai_sdk_ui.rs`): a chunk only that protocol has is `E_PAYLOAD` here, naming it.
 
 use ahash::{AHashMap, AHashSet};
 use serde_json::{json, Map, Value};
 
-use super::ai_sdk_ui::{is_ui_chunk, UiStream};
+use super::ai_sdk_ui::is_ui_chunk;
 use super::event::Cx;
 use super::{Assembled, Assembler, Slot};
 use crate::dialect::shape::key;
@@ -48,8 +47,6 @@ pub(crate) struct AiSdkStream {
     step: (usize, usize),
     total: (usize, usize),
     finished: bool,
-    /// Set once the stream shows it is a UI message stream: every later event goes there.
-    ui: Option<Box<UiStream>>,
 }
 
 #[derive(Debug)]
@@ -172,35 +169,11 @@ impl AiSdkStream {
     }
 }
 
-impl AiSdkStream {
-    /// The stream is a UI message stream from `ev` on: the text read so far carries over; tool
-    /// parts of the other protocols before it make the stream `E_PAYLOAD` (one stream, one protocol).
-    fn become_ui(&mut self, cx: &mut Cx<'_>, ev: Map<String, Value>) -> Result<(), GateError> {
-        if !self.inputs.is_empty() || self.total.0 > 0 || !self.provider.is_empty() || self.parts.iter().any(|p| p.text_id.is_none()) {
-            return Err(cx.err(&[], "a UI message stream chunk in a stream that already carried fullStream or provider tool parts"));
-        }
-        let texts = std::mem::take(&mut self.parts)
-            .into_iter()
-            .filter_map(|p| {
-                let (id, kind) = p.text_id?;
-                let text = p.value.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
-                Some((kind, id, text))
-            })
-            .collect();
-        self.texts.clear();
-        let ui = self.ui.insert(Box::new(UiStream::after(texts, None)));
-        ui.event(cx, ev)
-    }
-}
-
 impl Assembler for AiSdkStream {
     fn event(&mut self, cx: &mut Cx<'_>, ev: Value) -> Result<(), GateError> {
         let Value::Object(mut ev) = ev else { return Err(cx.err(&[], "expected a stream part object")) };
-        if let Some(ui) = self.ui.as_mut() {
-            return ui.event(cx, ev);
-        }
         if is_ui_chunk(&ev) {
-            return self.become_ui(cx, ev);
+            return Err(cx.err(&[], "a UI message stream chunk (`toUIMessageStream`); read UI message streams with dialect \"ai-sdk-ui\""));
         }
         let kind = cx.str(&[], &ev, "type")?.to_owned();
         match kind.as_str() {
@@ -267,16 +240,10 @@ impl Assembler for AiSdkStream {
     }
 
     fn ended(&self) -> Option<&'static str> {
-        match &self.ui {
-            Some(ui) => ui.finished.then_some("finish"),
-            None => self.finished.then_some("finish"),
-        }
+        self.finished.then_some("finish")
     }
 
     fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError> {
-        if let Some(ui) = self.ui.as_mut() {
-            return ui.finish(cx);
-        }
         if !self.finished {
             let open: Vec<String> = self.inputs.iter().filter(|i| !i.closed).map(|i| format!("tool input {:?} (`{}`)", i.id, i.tool)).collect();
             let open = if open.is_empty() { String::new() } else { format!(" ({} never called)", open.join(", ")) };

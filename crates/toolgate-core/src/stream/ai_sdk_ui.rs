@@ -1,6 +1,6 @@
-//! The Vercel AI SDK **UI message stream** (`UIMessageChunk`, what `toUIMessageStream` /
-//! `createUIMessageStream` produce and `useChat` / `readUIMessageStream` consume), read by the
-//! `ai-sdk` stream from its first chunk only this protocol has (see [`is_ui_chunk`]).
+//! The `ai-sdk-ui` stream: the Vercel AI SDK **UI message stream** (`UIMessageChunk`, what
+//! `toUIMessageStream` / `createUIMessageStream` produce and `useChat` / `readUIMessageStream`
+//! consume). The `ai-sdk` stream refuses this protocol's own chunks (see [`is_ui_chunk`]).
 //!
 //! A call is complete at its `tool-input-available` chunk, whose `input` is authoritative; the
 //! `tool-input-start` / `tool-input-delta` chunks before it only preview it and are held (never
@@ -23,7 +23,7 @@ use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::event::Cx;
-use super::{Assembled, Slot};
+use super::{Assembled, Assembler, Slot};
 use crate::dialect::shape::key;
 use crate::dialect::ProviderCall;
 use crate::error::GateError;
@@ -77,7 +77,7 @@ struct Part {
     call: Option<usize>,
 }
 
-/// The UI message stream assembler (held by the `ai-sdk` stream once it knows the protocol).
+/// The UI message stream assembler.
 #[derive(Debug, Default)]
 pub(crate) struct UiStream {
     parts: Vec<Part>,
@@ -91,7 +91,7 @@ pub(crate) struct UiStream {
     /// Gated calls and released ones, in this step and in the whole stream.
     step: (usize, usize),
     total: (usize, usize),
-    pub finished: bool,
+    finished: bool,
 }
 
 fn bool_member(cx: &Cx<'_>, ev: &Map<String, Value>, k: &str) -> Result<bool, GateError> {
@@ -107,17 +107,6 @@ fn clip(s: &str) -> String {
 }
 
 impl UiStream {
-    /// A UI stream that continues what an `ai-sdk` stream read before it knew the protocol:
-    /// `texts` are its text / reasoning parts, in order, and `message_id` the `start` chunk's.
-    pub fn after(texts: Vec<(&'static str, String, String)>, message_id: Option<String>) -> UiStream {
-        let mut s = UiStream { message_id, ..UiStream::default() };
-        for (kind, id, text) in texts {
-            s.texts.insert((id, kind), s.parts.len());
-            s.parts.push(Part { value: json_part(kind, text), call: None });
-        }
-        s
-    }
-
     fn text(&mut self, cx: &mut Cx<'_>, ev: &Map<String, Value>, kind: &'static str, start: bool) -> Result<(), GateError> {
         let id = cx.str(&[], ev, "id")?.to_owned();
         if start {
@@ -324,8 +313,11 @@ impl UiStream {
         }
     }
 
-    /// Handles one chunk of the UI message stream.
-    pub fn event(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>) -> Result<(), GateError> {
+}
+
+impl Assembler for UiStream {
+    fn event(&mut self, cx: &mut Cx<'_>, ev: Value) -> Result<(), GateError> {
+        let Value::Object(mut ev) = ev else { return Err(cx.err(&[], "expected a chunk object")) };
         let kind = cx.str(&[], &ev, "type")?.to_owned();
         match kind.as_str() {
             "text-start" => self.text(cx, &ev, "text", true)?,
@@ -361,8 +353,12 @@ impl UiStream {
         cx.pass(Value::Object(ev))
     }
 
+    fn ended(&self) -> Option<&'static str> {
+        self.finished.then_some("finish")
+    }
+
     /// The assembled turn: one assistant `UIMessage`.
-    pub fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError> {
+    fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError> {
         if !self.finished {
             let mut open: Vec<String> = self.tools.iter().filter(|(_, t)| t.stand == Stand::Open).map(|(id, t)| format!("tool input {:?} (`{}`)", clip(id), clip(&t.name))).collect();
             open.sort();

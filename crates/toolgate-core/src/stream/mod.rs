@@ -6,7 +6,8 @@
 //! by [`Gate::finish_turn`] with the verdicts already made, exactly as `guard` answers a whole
 //! turn.
 //!
-//! One assembler per dialect (`openai`, `openai-responses`, `anthropic`, `ai-sdk`, `gemini`),
+//! One assembler per dialect (`openai`, `openai-responses`, `anthropic`, `ai-sdk`, `gemini`,
+//! `ai-sdk-ui`),
 //! behind one small `Assembler` trait; the shared state (calls, buffers, the forward queue, the byte budget)
 //! lives in `buffer.rs`, event reading and call decisions in `event.rs`.
 
@@ -35,7 +36,7 @@ use buffer::Shared;
 use event::Cx;
 
 /// The dialects [`Gate::stream`] reads.
-pub const STREAM_DIALECTS: [Dialect; 5] = [Dialect::OpenAi, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::AiSdk, Dialect::Gemini];
+pub const STREAM_DIALECTS: [Dialect; 6] = [Dialect::OpenAi, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::AiSdk, Dialect::Gemini, Dialect::AiSdkUi];
 
 /// Where one call sits in the assembled turn.
 pub(crate) struct Slot {
@@ -97,7 +98,7 @@ pub struct GateStream {
 
 impl Gate {
     /// Starts a guarded stream in `d`. Dialects without a streaming form here are `E_DIALECT`
-    /// naming the five supported.
+    /// naming the six supported.
     pub fn stream(&self, d: Dialect) -> Result<GateStream, GateError> {
         self.stream_as(d, CallContext::default())
     }
@@ -113,6 +114,7 @@ impl Gate {
             Dialect::Anthropic => Box::<anthropic::AnthropicStream>::default(),
             Dialect::AiSdk => Box::<ai_sdk::AiSdkStream>::default(),
             Dialect::Gemini => Box::<gemini::GeminiStream>::default(),
+            Dialect::AiSdkUi => Box::<ai_sdk_ui::UiStream>::default(),
             other => {
                 let names: Vec<&str> = STREAM_DIALECTS.iter().map(|d| d.as_str()).collect();
                 return Err(GateError::Dialect(format!("{other} has no stream form; streams are read in {}", names.join(", "))));
