@@ -37,7 +37,7 @@ pub mod verdict;
 pub use authorize::{EngineAnswer, Stage, Who};
 pub use config::Config;
 pub use context::CallContext;
-pub use dialect::{Dialect, TurnOptions};
+pub use dialect::{Dialect, TurnOptions, TurnRefusal};
 pub use error::GateError;
 pub use gate::Gate;
 pub use schema::flag::{Flag, FlagCode};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::audit::RawArgs;
 use crate::authorize::Who;
 use crate::record::Origin;
-use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions};
+use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
 use crate::gate::Gate;
 use crate::json::parse::{parse_payload, ParseError};
@@ -48,6 +48,9 @@ pub struct TurnReport {
     /// holding the payload it sent can apply them itself instead of receiving the whole payload
     /// back.
     pub patches: Vec<Patch>,
+    /// Refusals of the turn as a whole (a call the model tried to make but that cannot be
+    /// read); their answers are in `feedback` too. Empty for most turns.
+    pub turn_refusals: Vec<TurnRefusal>,
 }
 
 /// One repair (or normalisation) written back into the payload: the call's arguments member at
@@ -210,7 +213,11 @@ impl Gate {
             .filter(|(_, v)| !v.allowed())
             .map(|(call, verdict)| Refusal { call, verdict })
             .collect();
-        let feedback = if refused.is_empty() { Vec::new() } else { d.codec().feedback(&payload, &refused) };
+        let mut feedback = if refused.is_empty() { Vec::new() } else { d.codec().feedback(&payload, &refused) };
+        let turn_refusals = d.codec().turn_refusals(&payload);
+        if !turn_refusals.is_empty() {
+            d.codec().turn_feedback(&turn_refusals, &mut feedback);
+        }
         let calls = found
             .calls
             .into_iter()
@@ -230,6 +237,7 @@ impl Gate {
             feedback,
             provider_executed: found.provider_executed,
             patches,
+            turn_refusals,
         })
     }
 }
@@ -320,6 +328,8 @@ struct WireReport<'a> {
     patches: Option<Vec<WirePatch<'a>>>,
     feedback: &'a [Value],
     provider_executed: Vec<WireProvider<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    turn_refusals: &'a [TurnRefusal],
 }
 
 #[derive(Serialize)]
@@ -420,6 +430,7 @@ impl TurnReport {
                 .iter()
                 .map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind })
                 .collect(),
+            turn_refusals: &self.turn_refusals,
         };
         serde_json::to_string(&w).unwrap_or_default()
     }

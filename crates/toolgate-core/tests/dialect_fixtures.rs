@@ -94,8 +94,15 @@ fn check_fixture(name: &str, fx: &Value, gate: &Gate) -> Result<(), String> {
             return Err(format!("payload {got} != {w}"));
         }
     }
+    let turn_messages = report.turn_refusals.iter().map(|t| t.message.clone());
+    let messages: Vec<String> = report.calls.iter().filter_map(|c| c.verdict.message.clone()).chain(turn_messages).collect();
+    let mut turn = wire.get("turnRefusals").cloned().unwrap_or(Value::Array(Vec::new()));
+    mask(&mut turn, &messages);
+    let want_turn = expect.get("turnRefusals").cloned().unwrap_or(Value::Array(Vec::new()));
+    if turn != want_turn {
+        return Err(format!("turnRefusals {turn} != {want_turn}"));
+    }
     if let Some(w) = expect.get("feedback") {
-        let messages: Vec<String> = report.calls.iter().filter_map(|c| c.verdict.message.clone()).collect();
         let mut got = Value::Array(report.feedback.clone());
         mask(&mut got, &messages);
         if got != *w {

@@ -116,7 +116,14 @@ fn check_expect(fx: &Value, r: &Run) -> Result<(), String> {
             }
         }
     }
-    let messages: Vec<String> = r.report.calls.iter().filter_map(|c| c.verdict.message.clone()).collect();
+    let turn_messages = r.report.turn_refusals.iter().map(|t| t.message.clone());
+    let messages: Vec<String> = r.report.calls.iter().filter_map(|c| c.verdict.message.clone()).chain(turn_messages).collect();
+    let mut turn: Value = r.report.turn_refusals.iter().map(|t| serde_json::json!({ "kind": t.kind, "at": t.at, "message": t.message })).collect();
+    mask(&mut turn, &messages);
+    let want_turn = expect.get("turnRefusals").cloned().unwrap_or(Value::Array(Vec::new()));
+    if turn != want_turn {
+        return Err(format!("turnRefusals {turn} != {want_turn}"));
+    }
     if let Some(w) = expect.get("forwarded") {
         let mut got = Value::Array(r.forwarded.clone());
         mask(&mut got, &messages);

@@ -8,13 +8,22 @@
 //! is pending unless a later `functionResponse` answers it: by `id`, or, when the response has
 //! none, the earliest open call of the same `name`. `executableCode` parts (the code-execution
 //! tool) and `toolCall` parts (server-side tool invocations) are reported as provider-executed;
-//! their `codeExecutionResult` / `toolResponse` parts are results, not calls. Refusals are
-//! answered as ONE user content of `functionResponse` parts whose `response` is `{ "error": … }`.
+//! their `codeExecutionResult` / `toolResponse` parts are results, not calls. A part whose
+//! `functionCall` is `null` and that holds nothing else is a call that arrived empty: refused
+//! (`bad_arguments`), never skipped. Refusals are answered as ONE user content of
+//! `functionResponse` parts whose `response` is `{ "error": … }`; what has no call name to
+//! answer (an empty call; a candidate that finished with `MALFORMED_FUNCTION_CALL` or
+//! `UNEXPECTED_TOOL_CALL`, reported as a turn refusal, `TurnReport::turn_refusals`) follows as
+//! one user content of text parts.
+//! A Live API server message (`toolCall.functionCalls`) is read too: see `gemini_live.rs`.
+
+#[path = "gemini_live.rs"]
+mod live;
 
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
-use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
+use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
 use crate::schema::types::type_name;
@@ -23,6 +32,12 @@ use crate::schema::types::type_name;
 pub struct Gemini;
 
 const D: Dialect = Dialect::Gemini;
+
+/// Longest `finishMessage` quoted back to the model.
+const MAX_DETAIL_CHARS: usize = 200;
+
+/// Refusal text for a part whose `functionCall` is `null` and that holds nothing else.
+pub(crate) const EMPTY_CALL: &str = "A function call arrived empty (`functionCall` is null: no name, no arguments), so nothing was run. If you meant to call a tool, send the call again with its name and arguments.";
 
 /// Part members a Gemini part may hold (camelCase; snake_case is read too).
 const PART_KEYS: [&str; 12] = [
@@ -47,7 +62,7 @@ impl Codec for Gemini {
 
     fn recognizes(&self, payload: &Value) -> bool {
         match payload {
-            Value::Object(m) => m.get("candidates").is_some_and(Value::is_array) || is_content(payload),
+            Value::Object(m) => m.get("candidates").is_some_and(Value::is_array) || is_content(payload) || live::is_live(m),
             Value::Array(list) => !list.is_empty() && list.iter().all(is_content),
             _ => false,
         }
@@ -68,14 +83,15 @@ impl Codec for Gemini {
                 }
             }
             Value::Object(m) if m.contains_key("parts") => r.content(payload, Vec::new())?,
+            Value::Object(m) if live::is_live(m) => live::read(m, &mut r)?,
             Value::Array(list) => {
                 for (i, content) in list.iter().enumerate() {
                     r.content(content, index(&[], i))?;
                 }
             }
             other => {
-                let got = if other.is_object() { "an object without `candidates` or `parts`" } else { type_name(other) };
-                return Err(broken(D, &[], format!("expected a GenerateContentResponse, a Content or a list of contents, got {got}")));
+                let got = if other.is_object() { "an object without `candidates`, `parts` or a Live message member" } else { type_name(other) };
+                return Err(broken(D, &[], format!("expected a GenerateContentResponse, a Content, a list of contents or a Live server message, got {got}")));
             }
         }
         let mut found = Found { calls: Vec::with_capacity(r.open.len()), provider_executed: r.provider };
@@ -88,20 +104,57 @@ impl Codec for Gemini {
         Ok(found)
     }
 
-    fn feedback(&self, _payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
-        let parts: Vec<Value> = refused
-            .iter()
-            .map(|r| {
-                let mut fr = Map::with_capacity(3);
-                fr.insert("name".into(), Value::String(r.call.tool.clone()));
-                if let Some(id) = &r.call.wire_id {
-                    fr.insert("id".into(), id.clone());
-                }
-                fr.insert("response".into(), json!({ "error": shape::message_of(r.verdict) }));
-                json!({ "functionResponse": fr })
-            })
-            .collect();
-        vec![json!({ "role": "user", "parts": parts })]
+    /// A Live server message is answered as a `toolResponse` (see `gemini_live.rs`); anything
+    /// else as one user content of a `functionResponse` part per named call, then, for calls
+    /// that arrived empty (no name a `functionResponse` could answer), one user content of text
+    /// parts.
+    fn feedback(&self, payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
+        if live::answers_live(payload) {
+            return live::feedback(refused);
+        }
+        let (named, empty): (Vec<&Refusal<'_>>, Vec<&Refusal<'_>>) = refused.iter().partition(|r| !r.call.tool.is_empty());
+        let mut out = Vec::with_capacity(2);
+        if !named.is_empty() {
+            let parts: Vec<Value> =
+                named.iter().map(|r| json!({ "functionResponse": live::function_response(r.call, shape::message_of(r.verdict)) })).collect();
+            out.push(json!({ "role": "user", "parts": parts }));
+        }
+        if !empty.is_empty() {
+            let parts: Vec<Value> = empty.iter().map(|r| json!({ "text": shape::message_of(r.verdict) })).collect();
+            out.push(json!({ "role": "user", "parts": parts }));
+        }
+        out
+    }
+
+    /// A candidate that finished with `MALFORMED_FUNCTION_CALL` (the model's call could not be
+    /// parsed) or `UNEXPECTED_TOOL_CALL` (it called a tool it was not offered) holds no call to
+    /// gate, but nothing ran: reported so the host tells the model, not left a silent turn.
+    fn turn_refusals(&self, payload: &Value) -> Vec<TurnRefusal> {
+        let Some(cands) = payload.get("candidates").and_then(Value::as_array) else { return Vec::new() };
+        let mut out = Vec::new();
+        for (i, c) in cands.iter().enumerate() {
+            let reason = c.get("finishReason").or_else(|| c.get("finish_reason")).and_then(Value::as_str).unwrap_or("");
+            let detail: String = c.get("finishMessage").or_else(|| c.get("finish_message")).and_then(Value::as_str).unwrap_or("").chars().take(MAX_DETAIL_CHARS).collect();
+            let why = if detail.is_empty() { String::new() } else { format!(": {detail}") };
+            let message = match reason {
+                "MALFORMED_FUNCTION_CALL" => format!("Your function call could not be read (MALFORMED_FUNCTION_CALL{why}), so nothing was run. Call the tool again with its name and its arguments as one JSON object that matches the tool's parameters."),
+                "UNEXPECTED_TOOL_CALL" => format!("You called a tool that is not available here (UNEXPECTED_TOOL_CALL{why}), so nothing was run. Use only the tools you were given, or answer without a tool."),
+                _ => continue,
+            };
+            out.push(TurnRefusal { kind: reason.to_owned(), at: shape::show(&index(&key(&[], "candidates"), i)), message });
+        }
+        out
+    }
+
+    /// The messages are text parts of the feedback's user content of text (made here when the
+    /// feedback has none), after any `functionResponse` content.
+    fn turn_feedback(&self, refusals: &[TurnRefusal], feedback: &mut Vec<Value>) {
+        let texts = refusals.iter().map(|r| json!({ "text": r.message }));
+        let text_only = |c: &Value| c.get("parts").and_then(Value::as_array).is_some_and(|p| p.iter().all(|p| p.get("text").is_some()));
+        match feedback.last_mut().filter(|c| text_only(c)).and_then(|c| c.get_mut("parts")).and_then(Value::as_array_mut) {
+            Some(parts) => parts.extend(texts),
+            None => feedback.push(json!({ "role": "user", "parts": texts.collect::<Vec<_>>() })),
+        }
     }
 
     /// `tools` is a list of Tool objects, or a request / config holding one under `tools` (or
@@ -215,6 +268,8 @@ impl Reader {
             let po = shape::object(D, &pp, part)?;
             if let Some((k, fc)) = member(&pp, po, "functionCall", "function_call")? {
                 self.call(key(&pp, k), fc)?;
+            } else if let Some(k) = empty_call(po) {
+                self.empty(key(&pp, k));
             } else if let Some((k, fr)) = member(&pp, po, "functionResponse", "function_response")? {
                 self.answer(&key(&pp, k), fr)?;
             } else if let Some((k, code)) = member(&pp, po, "executableCode", "executable_code")? {
@@ -238,7 +293,23 @@ impl Reader {
         Ok(())
     }
 
+    /// A call that arrived empty (`null`): refused, never skipped.
+    fn empty(&mut self, fp: Path) {
+        self.open.push(Call {
+            call_id: String::new(),
+            wire_id: None,
+            tool: String::new(),
+            args: super::Args::Missing,
+            slot: key(&fp, "args"),
+            malformed: Some(EMPTY_CALL.to_owned()),
+        });
+    }
+
     fn call(&mut self, fp: Path, fc: &Value) -> Result<(), GateError> {
+        if fc.is_null() {
+            self.empty(fp);
+            return Ok(());
+        }
         let f = shape::object(D, &fp, fc)?;
         let name = shape::string(D, &fp, f, "name")?;
         let id = shape::opt_string(D, &fp, f, "id")?.filter(|s| !s.is_empty());
@@ -267,6 +338,17 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// The member name when `part` holds `functionCall: null` (or `function_call: null`) and no
+/// content besides (a Python SDK dump writes `function_call: null` into every part, beside the
+/// part's real content: that is absence, not an empty call).
+pub(crate) fn empty_call(part: &Map<String, Value>) -> Option<&'static str> {
+    let k = ["functionCall", "function_call"].into_iter().find(|k| part.get(*k).is_some_and(Value::is_null))?;
+    let content = part.iter().any(|(name, v)| {
+        !v.is_null() && !matches!(camel(name).as_str(), "thought" | "thoughtSignature" | "videoMetadata" | "partMetadata" | "mediaResolution")
+    });
+    (!content).then_some(k)
 }
 
 /// A part member under its camelCase or snake_case name (both at once is `E_PAYLOAD`: the host

@@ -6,7 +6,7 @@ mod ai_sdk;
 mod ai_sdk_ui;
 mod anthropic;
 mod detect;
-mod gemini;
+pub(crate) mod gemini;
 mod langchain;
 mod mcp;
 mod openai;

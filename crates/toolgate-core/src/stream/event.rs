@@ -50,6 +50,12 @@ impl Cx<'_> {
         self.sh.decide(i, verdict);
     }
 
+    /// Refuses call `i` now (`bad_arguments`, `message` for the model): a call whose envelope
+    /// arrived broken in a way its dialect answers per call (a Gemini `functionCall: null`).
+    pub fn refuse(&mut self, i: usize, message: &str) {
+        self.settle(i, Verdict::rejected(Reason::BadArguments, message.to_owned()));
+    }
+
     /// `E_PAYLOAD`: "{dialect} stream event #{n} ({kind}) at `{path}`: {what}".
     pub fn err(&self, path: &[Seg], what: impl Display) -> GateError {
         if self.n == 0 {

@@ -4,6 +4,10 @@
 //! refused part removed). A candidate ends with its `finishReason` (Gemini says `STOP` after
 //! function calls too, so there is no reason to rewrite).
 //!
+//! A part whose `functionCall` is `null` and that holds nothing else is a call that arrived
+//! empty: refused there and then (and not forwarded), as `guard` refuses it. A candidate that
+//! finishes with `MALFORMED_FUNCTION_CALL` passes as it is; `end()` reports it as a turn refusal.
+//!
 //! `executableCode` and `toolCall` parts (run by the server) pass and are reported as
 //! provider-executed. Streamed function-call arguments (`partialArgs` / `willContinue`, Vertex
 //! `streamFunctionCallArguments`) are `E_PAYLOAD`: turn that option off to stream through the gate.
@@ -97,6 +101,17 @@ impl GeminiStream {
             (None, Some(_)) => Some("function_call"),
             (None, None) => None,
         };
+        if let (None, Some(k)) = (member, crate::dialect::gemini::empty_call(m)) {
+            // a call that arrived empty: refused now, kept in the turn, not forwarded
+            let call = cx.open(path, None, "", true)?;
+            cx.refuse(call, crate::dialect::gemini::EMPTY_CALL);
+            cx.keep(cx.bytes.min(64))?;
+            if let Some(c) = self.cands.get_mut(ci) {
+                c.parts.push(part);
+                c.calls.push((c.parts.len() - 1, call, k));
+            }
+            return Ok(None);
+        }
         let Some(fc) = member.and_then(|k| m.get(k)) else {
             // text is charged as itself; any other part (inline data …) at most its chunk's size
             cx.keep(part.get("text").and_then(Value::as_str).map_or(cx.bytes, str::len))?;
