@@ -17,20 +17,9 @@ import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type Tu
 import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
 // type-checks examples/anthropic.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/anthropic'
-import { MESSAGE_TURN } from './helpers/turns'
+import { ADAPTER_CONFIG, MESSAGE_TURN } from './helpers/turns'
 
-const config: ToolGateConfig = {
-  tools: [
-    { name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
-    {
-      name: 'get_weather',
-      inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 14 } }, required: ['city'], additionalProperties: false },
-    },
-    { name: 'send_email', inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } },
-    { name: 'save_note', writes: true, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
-  ],
-  policy: { rules: [{ id: 'analysts', effect: 'allow', roles: ['analyst'], tools: ['search', 'get_weather', 'save_note'] }] },
-}
+const config: ToolGateConfig = ADAPTER_CONFIG
 const gate = new ToolGate(config)
 const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
 

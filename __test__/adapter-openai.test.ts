@@ -15,20 +15,9 @@ import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type Tu
 import { startUpstream, type Upstream } from './helpers/upstream'
 // type-checks examples/openai.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/openai'
-import { CHAT_TURN } from './helpers/turns'
+import { ADAPTER_CONFIG, CHAT_TURN, RESPONSES_TURN } from './helpers/turns'
 
-const config: ToolGateConfig = {
-  tools: [
-    { name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
-    {
-      name: 'get_weather',
-      inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 14 } }, required: ['city'], additionalProperties: false },
-    },
-    { name: 'send_email', inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } },
-    { name: 'save_note', writes: true, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
-  ],
-  policy: { rules: [{ id: 'analysts', effect: 'allow', roles: ['analyst'], tools: ['search', 'get_weather', 'save_note'] }] },
-}
+const config: ToolGateConfig = ADAPTER_CONFIG
 const gate = new ToolGate(config)
 const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
 
@@ -52,20 +41,6 @@ const RESPONSES_TOOLS: OpenAI.Responses.FunctionTool[] = ['search', 'get_weather
   parameters: { type: 'object' },
   strict: false,
 }))
-
-const item = (n: number, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
-const RESPONSES_TURN = {
-  id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
-  output: [
-    { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'On it.', annotations: [] }] },
-    item(1, 'search', '{"query":"rust"}'),
-    item(2, 'get_weather', '{"city":"Paris","days":"3"}'),
-    item(3, 'send_email', '{"to":"ceo@example.com"}'),
-    item(4, 'launch_rockets', '{}'),
-    item(5, 'save_note', '{"text":"remember"}'),
-  ],
-  usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
-}
 
 const EXPECTED = (ids: string[]) => [
   `${ids[0]} search passed`,
@@ -207,8 +182,9 @@ describe('chat.completions.create, not streamed', () => {
     expect(done.choices[0].message.content).toBe('All tool results received.')
   })
 
-  it('runTools, which would run refused calls, is refused on a guarded client; withOptions stays guarded', async () => {
-    expect(() => client.chat.completions.runTools({ model: 'gpt-4.1', messages: [user], tools: [] })).toThrow(ToolGateError)
+  it('runTools with stream: true, which could not answer refused calls, is refused on a guarded client; withOptions stays guarded', async () => {
+    // runTools without stream runs allowed calls only: __test__/adapter-openai-run-tools.test.ts
+    expect(() => client.chat.completions.runTools({ model: 'gpt-4.1', messages: [user], tools: [], stream: true })).toThrow(ToolGateError)
     const derived = client.withOptions({ timeout: 5000 })
     expectTypeOf(derived).toEqualTypeOf<OpenAI>()
     const res = await derived.chat.completions.create({ model: 'gpt-4.1', messages: [user], tools: CHAT_TOOLS })

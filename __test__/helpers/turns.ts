@@ -2,6 +2,7 @@
 // answer them: five tool calls (`search`, `get_weather` with `days: "3"` to repair,
 // `send_email`, `launch_rockets` that no request declares, `save_note`), so each test's config
 // and policy decide which pass, are repaired or are refused.
+import type { ToolGateConfig } from '../../src-ts/index'
 
 /** A Chat Completions function tool call. */
 export const call = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } })
@@ -40,3 +41,38 @@ export const MESSAGE_TURN = {
   ],
   stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
 }
+
+/** A Responses function call item `call_<n>`. */
+export const fnItem = (n: number | string, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
+
+/** A Responses answer with text and the five calls (`call_1` … `call_5`). */
+export const RESPONSES_TURN = {
+  id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
+  output: [
+    { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'On it.', annotations: [] }] },
+    fnItem(1, 'search', '{"query":"rust"}'),
+    fnItem(2, 'get_weather', '{"city":"Paris","days":"3"}'),
+    fnItem(3, 'send_email', '{"to":"ceo@example.com"}'),
+    fnItem(4, 'launch_rockets', '{}'),
+    fnItem(5, 'save_note', '{"text":"remember"}'),
+  ],
+  usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
+}
+
+/**
+ * The gate the adapter tests decide the five calls with: `search` and `get_weather` (days 1–14)
+ * allowed to analysts, `save_note` a write awaiting confirmation, `send_email` declared but
+ * allowed to no one (`no_rule`), `launch_rockets` not declared (`unknown_tool`).
+ */
+export const ADAPTER_CONFIG = {
+  tools: [
+    { name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+    {
+      name: 'get_weather',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 14 } }, required: ['city'], additionalProperties: false },
+    },
+    { name: 'send_email', inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } },
+    { name: 'save_note', writes: true, inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  ],
+  policy: { rules: [{ id: 'analysts', effect: 'allow', roles: ['analyst'], tools: ['search', 'get_weather', 'save_note'] }] },
+} satisfies ToolGateConfig

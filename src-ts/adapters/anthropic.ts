@@ -17,6 +17,8 @@ import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type Tool
 
 export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
+export { answer, type AnthropicToolResult } from './anthropic-answer'
+export type { ToolResults } from './answer-plan'
 
 type Message = Anthropic.Messages.Message
 type MessageParam = Anthropic.Messages.MessageParam
@@ -39,7 +41,8 @@ const RUN = 'runToolCalls (toolgate/anthropic)'
  *
  * - `messages.create` sends `tools` through `gate.filterTools` (the caller's body is copied, not
  *   changed): the model is only offered what this caller may call. A `tool_choice` naming a
- *   removed tool is sent as it is (the API answers 400).
+ *   removed tool (or `any` when no tool is left) is sent as `{ type: 'auto' }` (keeping
+ *   `disable_parallel_tool_use`): never a removed tool's name (README "Tool choice").
  * - A whole message is `gate.guardAsync`-ed (engines awaited) and answered with repaired `input`
  *   written back; refused `tool_use` blocks stay in it, their refusals in
  *   {@link toolgateReport}`(message).feedback`. Pass the message to {@link runToolCalls}.

@@ -20,6 +20,8 @@ import { wrapTool, type GateableTool } from './langchain-tool'
 export { toolsFromLangChain, type LangChainToolDeclaration } from './langchain-declare'
 export type { GatedToolNodeOptions, GateToolOptions, LangChainContextSource, LangChainVerdictInfo } from './langchain-context'
 export type { GateableTool } from './langchain-tool'
+export { answer, type LangChainToolResult } from './langchain-answer'
+export type { ToolResults } from './answer-plan'
 
 /** The graph state {@link gatedToolNode} reads: LangGraph's `MessagesAnnotation` state, or any state with `messages`. */
 export interface GatedToolNodeState {

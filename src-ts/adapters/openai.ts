@@ -14,11 +14,15 @@ import type { ToolGate } from '../gate'
 import { isGateReport } from '../turn'
 import type { TurnReport } from '../types'
 import { proxyClient } from './openai-client-proxy'
-import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
+import { checkGuardArgs, contextOf, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
 import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './openai-run-handlers'
+import { gateRunnableTools, RunLedger } from './openai-run-tools'
+import { itemKinds } from './openai-answer'
 
 export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
+export { answer, type ChatToolResult, type ResponsesToolResult } from './openai-answer'
+export type { ToolResults } from './answer-plan'
 
 type ChatCompletion = OpenAI.Chat.Completions.ChatCompletion
 type ChatCompletionChunk = OpenAI.Chat.Completions.ChatCompletionChunk
@@ -45,8 +49,9 @@ const RUN = 'runToolCalls (toolgate/openai)'
  * - `chat.completions.create` and `responses.create` send `tools` through `gate.filterTools`
  *   (the caller's body is copied, not changed): the model is only offered what this caller may
  *   call. A Chat Completions request left with no tool is sent without `tools`, `tool_choice` and
- *   `parallel_tool_calls` (the API refuses an empty list). A `tool_choice` naming a removed tool
- *   is sent as it is (the API answers 400).
+ *   `parallel_tool_calls` (the API refuses an empty list). A `tool_choice` that names a removed
+ *   tool (or forces a call when no tool is left) is sent as `'auto'`: never a removed tool's
+ *   name (README "Tool choice").
  * - A whole response is `gate.guardAsync`-ed (engines awaited) and answered with repaired
  *   arguments written back; refused calls stay in it, their refusals in
  *   {@link toolgateReport}`(response).feedback`. Pass the response to {@link runToolCalls}.
@@ -58,9 +63,16 @@ const RUN = 'runToolCalls (toolgate/openai)'
  *   `E_ASYNC`, before the request is sent.
  * - `await`, `.withResponse()` (data guarded, `request_id` kept), `.asResponse()` (the raw HTTP
  *   response: toolgate never reads it) work as before. The SDK helpers built on `create`
- *   (`chat.completions.parse`, `.stream`, `responses.parse`, `.stream`) are guarded through it;
- *   `chat.completions.runTools`, which would run refused calls, throws `E_CONFIG`. Other
- *   resources (`beta.*`, `responses.retrieve({ stream })`, `completions`) are not guarded.
+ *   (`chat.completions.parse`, `.stream`, `responses.parse`, `.stream`) are guarded through it.
+ * - `chat.completions.runTools` asks the model through the guarded `create` and runs allowed
+ *   calls only: each tool function gets the gate's exact (repaired) arguments; a refused call
+ *   (also `confirm`) never reaches its function and is answered with the gate's message. The
+ *   runner holds only the tools this caller may see (`gate.filterTools`), so its own answer to a
+ *   call of a name it does not hold ("Invalid tool_call … Available options are …") never names
+ *   a tool the caller may not see. With
+ *   `stream: true` it throws `E_CONFIG` (a guarded stream drops refused calls, so the runner
+ *   could not answer them: run without `stream`, or use create and {@link runToolCalls}).
+ * - Other resources (`beta.*`, `responses.retrieve({ stream })`, `completions`) are not guarded.
  * - A response that cannot be read as its dialect rejects with `ToolGateError` `E_PAYLOAD`;
  *   a throw of `onVerdict` / `onReport` rejects the request (or fails the stream).
  *
@@ -75,9 +87,7 @@ export function guardOpenAI<T extends OpenAI>(client: T, gate: ToolGate, ctx: Co
     {
       'chat.completions.create': (original, resource) => guardedCreate(original, resource, { gate, dialect: 'openai', ctx, options: opts, where: 'chat.completions.create' }),
       'responses.create': (original, resource) => guardedCreate(original, resource, { gate, dialect: 'openai-responses', ctx, options: opts, where: 'responses.create' }),
-      'chat.completions.runTools': () => () => {
-        throw new ToolGateError('E_CONFIG', `${WHERE}: chat.completions.runTools runs every call the model makes, refused ones included; on a guarded client call create and runToolCalls instead`)
-      },
+      'chat.completions.runTools': (original, resource) => guardedRunTools(original, resource, gate, ctx, options),
     },
     ['chat.completions.create', 'responses.create'],
     (derived) => guardOpenAI(derived, gate, ctx, options),
@@ -183,9 +193,7 @@ const OUTPUT_TYPE: Readonly<Record<string, 'function_call_output' | 'custom_tool
 
 async function responsesAnswers(report: TurnReport<'openai-responses'>, handlers: ToolHandlers, options: RunToolCallsOptions): Promise<ResponseInputItem[]> {
   const payload = report.payload as Obj | unknown[]
-  const items = (Array.isArray(payload) ? payload : Array.isArray(payload.output) ? payload.output : []) as Obj[]
-  const kinds = new Map<string, string>()
-  for (const it of items) if (isObj(it) && typeof it.call_id === 'string' && typeof it.type === 'string') kinds.set(it.call_id, it.type)
+  const kinds = itemKinds(payload)
   for (const c of report.calls) {
     if (c.allowed && OUTPUT_TYPE[kinds.get(c.callId) ?? 'function_call'] === undefined) {
       throw new ToolGateError('E_CONFIG', `${RUN}: the allowed call ${c.callId} is a \`${kinds.get(c.callId)}\`; runToolCalls answers function and custom tool calls only, answer this one yourself`)
@@ -194,4 +202,45 @@ async function responsesAnswers(report: TurnReport<'openai-responses'>, handlers
   const results = await runAllowed(report, handlers, options, RUN)
   const answers = results.map((r) => ({ type: OUTPUT_TYPE[kinds.get(r.callId) ?? 'function_call'], call_id: r.callId, output: r.text }) as ResponseInputItem)
   return [...answers, ...(report.feedback as ResponseInputItem[])]
+}
+
+/**
+ * The guarded `chat.completions.runTools`: the runner asks the model through a guarded client
+ * whose every turn's report fills this run's ledger, and its tool functions take their verdicts
+ * from it (openai-run-tools.ts).
+ */
+function guardedRunTools(
+  original: (...args: unknown[]) => unknown,
+  resource: object,
+  gate: ToolGate,
+  ctx: ContextSource,
+  options: GuardOpenAIOptions,
+): (...args: unknown[]) => unknown {
+  const where = `${WHERE}: chat.completions.runTools`
+  return function runTools(body: unknown, ...rest: unknown[]): unknown {
+    if (!isObj(body) || !Array.isArray(body.tools)) throw new ToolGateError('E_CONFIG', `${where}: the body needs \`tools\`, an array of runnable function tools`)
+    if (body.stream === true) {
+      throw new ToolGateError('E_CONFIG', `${where}: with stream: true a guarded stream drops refused calls, so the runner could not answer them; run without stream, or call create and runToolCalls`)
+    }
+    const ledger = new RunLedger()
+    const real = (resource as { _client?: unknown })._client as OpenAI
+    const onReport = options.onReport
+    const run = guardOpenAI(real, gate, ctx, {
+      ...options,
+      onReport: async (report, info) => {
+        ledger.load(report)
+        if (onReport !== undefined) await onReport(report, info)
+      },
+    })
+    const context = contextOf(ctx, where)
+    const visible = (names: string[]): ReadonlySet<string> => {
+      const offered = gate.filterTools(
+        names.map((name) => ({ type: 'function', function: { name } })),
+        { ...context, dialect: 'openai' },
+      ) as { function: { name: string } }[]
+      return new Set(offered.map((t) => t.function.name))
+    }
+    const tools = gateRunnableTools(body.tools, ledger, visible, where)
+    return original.call(run.chat.completions, { ...body, tools }, ...rest)
+  }
 }

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 
 import { filterBody } from '../request-tools'
+import { fitToolChoice } from '../request-tool-choice'
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { CallContext, ToolGateConfig, TurnCall } from '../types'
@@ -449,7 +450,8 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
  * (as JSON text, which the gate reads and answers as text, and which also finds the gate by the
  * exact tools text — see `GateCache.gateFor`), every other member as the client sent it. A body
  * without `tools` goes out as its own text. When Chat Completions is left with no tool the
- * request's shape is fixed by `filterBody` (no empty `tools`, no `tool_choice`). Throws as
+ * request's shape is fixed by `filterBody` (no empty `tools`, no `tool_choice`); a `tool_choice`
+ * naming a removed tool is sent as `auto` and the rewrite logged (`fitToolChoice`). Throws as
  * `gateFor` and `filterTools` do.
  */
 function filteredRequest(body: Obj, rawText: string, dialect: ApiDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
@@ -461,10 +463,14 @@ function filteredRequest(body: Obj, rawText: string, dialect: ApiDialect, contex
   if (dialect === 'openai' && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0) {
     return { gate, sent: JSON.stringify(filterBody(body, gate, dialect, context)) }
   }
+  // a tool_choice naming a removed tool is sent as auto, never upstream as it is
+  const fit = body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
+  if (fit !== undefined) s.log(`${dialect}${subjectPart(context)}: ${fit.why}`)
   let out = '{'
   for (const k in body) {
     if (out.length > 1) out += ','
-    out += k === 'tools' ? `"tools":${filtered}` : `${JSON.stringify(k)}:${JSON.stringify(body[k])}`
+    const value = k === 'tool_choice' && fit !== undefined ? fit.toolChoice : body[k]
+    out += k === 'tools' ? `"tools":${filtered}` : `${JSON.stringify(k)}:${JSON.stringify(value)}`
   }
   return { gate, sent: `${out}}` }
 }
