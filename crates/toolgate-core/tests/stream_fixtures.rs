@@ -237,7 +237,7 @@ fn every_stream_fixture_holds() {
     let all = load("streams");
     let failures: Vec<String> = all.iter().filter_map(|(name, fx)| check(name, fx).err().map(|e| format!("{name}: {e}"))).collect();
     assert!(failures.is_empty(), "{} of {} stream fixtures failed:\n{}", failures.len(), all.len(), failures.join("\n\n"));
-    for d in ["openai", "openai-responses", "anthropic", "ai-sdk", "gemini"] {
+    for d in ["openai", "openai-responses", "anthropic", "ai-sdk", "gemini", "pydantic-ai"] {
         let n = all.iter().filter(|(name, _)| name.split('/').next() == Some(d)).count();
         assert!(n >= 4, "{d}: {n} stream fixtures, at least 4 expected");
     }

@@ -7,7 +7,7 @@
 //! turn.
 //!
 //! One assembler per dialect (`openai`, `openai-responses`, `anthropic`, `ai-sdk`, `gemini`,
-//! `ai-sdk-ui`),
+//! `ai-sdk-ui`, `pydantic-ai`),
 //! behind one small `Assembler` trait; the shared state (calls, buffers, the forward queue, the byte budget)
 //! lives in `buffer.rs`, event reading and call decisions in `event.rs`.
 
@@ -19,6 +19,7 @@ mod event;
 mod gemini;
 mod openai;
 mod openai_responses;
+mod pydantic_ai;
 
 use serde_json::Value;
 
@@ -36,7 +37,8 @@ use buffer::Shared;
 use event::Cx;
 
 /// The dialects [`Gate::stream`] reads.
-pub const STREAM_DIALECTS: [Dialect; 6] = [Dialect::OpenAi, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::AiSdk, Dialect::Gemini, Dialect::AiSdkUi];
+pub const STREAM_DIALECTS: [Dialect; 7] =
+    [Dialect::OpenAi, Dialect::OpenAiResponses, Dialect::Anthropic, Dialect::AiSdk, Dialect::Gemini, Dialect::AiSdkUi, Dialect::PydanticAi];
 
 /// Where one call sits in the assembled turn.
 pub(crate) struct Slot {
@@ -114,6 +116,7 @@ impl Gate {
             Dialect::Anthropic => Box::<anthropic::AnthropicStream>::default(),
             Dialect::AiSdk => Box::<ai_sdk::AiSdkStream>::default(),
             Dialect::Gemini => Box::<gemini::GeminiStream>::default(),
+            Dialect::PydanticAi => Box::<pydantic_ai::PydanticAiStream>::default(),
             Dialect::AiSdkUi => Box::<ai_sdk_ui::UiStream>::default(),
             other => {
                 let names: Vec<&str> = STREAM_DIALECTS.iter().map(|d| d.as_str()).collect();
