@@ -69,7 +69,16 @@ describe('the shipped config JSON Schema', () => {
     const { demoConfig } = await import('../src-ts/cli/demo')
     const schema = JSON.parse(require('node:fs').readFileSync(join(__dirname, '..', 'schema', 'toolgate.config.schema.json'), 'utf8'))
     const validate = new Ajv2020({ strict: false }).compile(schema)
-    const full = { version: 1, tools: [{ name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true }], limits: { maxDepth: 8, maxArgumentBytes: 10, maxPayloadBytes: 100 }, allowProtoKeys: false }
+    const full = {
+      version: 1,
+      tools: [
+        { name: 'a', description: 'd', title: 't', annotations: {}, inputSchema: true, destructive: true },
+        { name: 'ship', inputSchema: { type: 'object', properties: { to: { $ref: 'https://example.com/address.json' } } } },
+      ],
+      limits: { maxDepth: 8, maxArgumentBytes: 10, maxPayloadBytes: 100 },
+      allowProtoKeys: false,
+      schemas: { 'https://example.com/address.json': { type: 'object', properties: { city: { type: 'string' } } }, 'urn:example:any': true },
+    }
     const policyConfig = JSON.parse(require('node:fs').readFileSync(join(__dirname, 'fixtures', 'policy', 'config.json'), 'utf8'))
     const proof = { tools: [{ name: 'a', mode: 'shadow' }], mode: 'enforce', receipts: { ttlSeconds: 60 }, audit: { includeArguments: true, redact: ['password'], onFailure: 'allow', bufferRecords: 10 } }
     for (const ok of [demoConfig, full, { tools: [] }, policyConfig, proof]) {
@@ -92,6 +101,9 @@ describe('the shipped config JSON Schema', () => {
       { tools: [], confirm: { ttlSeconds: 0 } },
       { tools: [], limits: { maxDepth: 0 } },
       { version: 2, tools: [] },
+      { tools: [], schemas: { 'address.json': {} } },
+      { tools: [], schemas: { 'https://example.com/a.json#/x': {} } },
+      { tools: [], schemas: { 'urn:x': 5 } },
     ]
     for (const bad of badOnes) {
       expect(validate(bad)).toBe(false)

@@ -300,6 +300,14 @@ export interface ToolGateConfig {
   allowCaseTwinKeys?: boolean
   /** How resources are compared with rule globs, gate-wide (a tool's own `resources` wins). */
   resources?: ResourcesConfig
+  /**
+   * Offline JSON Schema documents by absolute URI (`{ "https://example.com/address.json": {…} }`):
+   * a tool schema's `$ref` to one of these URIs (or `URI#/pointer`) resolves to it without the
+   * network; any other remote `$ref` is `E_CONFIG` naming it (nothing is ever fetched). At most
+   * 256 documents, 4 MiB together, 100 levels deep; a reference cycle that never descends into
+   * the value is refused (docs/json-schema.md).
+   */
+  schemas?: Record<string, Record<string, unknown> | boolean>
   /** The taint lattice, lowest first. */
   labels?: string[]
   /** Rules and personas; absent: schema gate only (every declared tool allowed). */

@@ -67,6 +67,11 @@ pub struct Config {
     /// How resources are matched gate-wide (a tool's own `resources` wins).
     #[serde(default)]
     pub resources: ResourcesConfig,
+    /// Offline schema documents by URI (`schemas`): a tool schema's `$ref` to one of these
+    /// URIs resolves to it without the network; any other remote `$ref` is an error. Checked
+    /// and bounded when the gate is built (`schema/registry.rs`; docs/json-schema.md).
+    #[serde(default)]
+    pub schemas: serde_json::Map<String, Value>,
 }
 
 /// `resources` (gate-wide, or per tool): how resolved resources are compared with rule globs.

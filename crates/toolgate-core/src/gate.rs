@@ -113,11 +113,12 @@ impl Gate {
         let max_payload_bytes = config.limits.max_payload_bytes;
         let mut tools = Vec::with_capacity(config.tools.len());
         let mut by_name = AHashMap::with_capacity(config.tools.len());
+        let schemas = crate::schema::SchemaRegistry::new(&config.schemas)?;
         for (i, t) in config.tools.iter().enumerate() {
             let mut decl = ToolPolicy::compile(t, i, &config.labels)?;
             decl.shadow = t.mode.unwrap_or(config.mode) == crate::config::Mode::Shadow;
             let schema_value = t.input_schema.clone().unwrap_or_else(open_object_schema);
-            let schema = CompiledSchema::compile(&t.name, &schema_value)?;
+            let schema = CompiledSchema::compile_with(&t.name, &schema_value, &schemas)?;
             by_name.insert(t.name.clone(), tools.len());
             let case_twins_ok = t.allow_case_twin_keys.unwrap_or(config.allow_case_twin_keys);
             let resource_ci = t.resources.and_then(|r| r.case_insensitive).or(config.resources.case_insensitive).unwrap_or(false);

@@ -10,6 +10,7 @@ use ahash::AHashMap;
 use jsonschema::{PatternOptions, Registry, Validator};
 use serde_json::{json, Value};
 
+use super::registry::{check_references, describe, SchemaRegistry};
 use super::types::TypeSet;
 use crate::error::GateError;
 
@@ -79,7 +80,7 @@ pub struct CompiledSchema {
     pub(crate) has_defaults: bool,
 }
 
-fn options() -> jsonschema::ValidationOptions<'static> {
+fn options<'i>() -> jsonschema::ValidationOptions<'i> {
     jsonschema::options()
         .with_pattern_options(PatternOptions::regex())
         .should_validate_formats(true)
@@ -89,6 +90,14 @@ impl CompiledSchema {
     /// Compiles `schema` for tool `tool`. Errors are `E_CONFIG` naming the tool and the
     /// schema location.
     pub fn compile(tool: &str, schema: &Value) -> Result<CompiledSchema, GateError> {
+        CompiledSchema::compile_with(tool, schema, &SchemaRegistry::default())
+    }
+
+    /// [`CompiledSchema::compile`] with the config's offline `schemas`: a `$ref` to one of their
+    /// URIs resolves to that document (never fetched); any other remote `$ref` is `E_CONFIG`
+    /// naming it. A reference cycle that never descends into the arguments, and chains of
+    /// nested schemas too deep to compile safely, are refused too (`schema/registry.rs`).
+    pub fn compile_with(tool: &str, schema: &Value, schemas: &SchemaRegistry) -> Result<CompiledSchema, GateError> {
         let fail = |at: &str, msg: &str| {
             let at = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
             GateError::Config(format!("tool `{tool}`: inputSchema{at}: {msg}"))
@@ -109,14 +118,20 @@ impl CompiledSchema {
             Value::Bool(_) => {}
             _ => return Err(fail("", "must be a JSON Schema object")),
         }
-        let validator = options().build(schema).map_err(|e| {
+        let built = match schemas.registry() {
+            Some(r) => options().with_registry(r).build(schema),
+            None => options().build(schema),
+        };
+        let validator = built.map_err(|e| {
             let at = e.instance_path().to_string();
-            fail(&at, &e.to_string())
+            fail(&at, &describe(&e.to_string()))
         })?;
-        let registry = Registry::new()
-            .add(BASE, schema.clone())
-            .and_then(|b| b.prepare())
-            .map_err(|e| fail("", &e.to_string()))?;
+        let registry = match schemas.registry() {
+            Some(r) => r.add(BASE, schema.clone()).and_then(|b| b.prepare()),
+            None => Registry::new().add(BASE, schema.clone()).and_then(|b| b.prepare()),
+        }
+        .map_err(|e| fail("", &describe(&e.to_string())))?;
+        check_tool_references(&registry).map_err(|m| fail("", &m))?;
         let mut builder = Builder { root: schema, nodes: Vec::new(), by_pointer: HashMap::new(), registry: &registry, tool };
         let root = builder.node("", schema)?;
         let has_defaults = builder.nodes.iter().any(|n| !n.defaults.is_empty());
@@ -138,6 +153,14 @@ impl CompiledSchema {
     pub(crate) fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
     }
+}
+
+/// The reference check of a tool schema registered under [`BASE`] in `registry`.
+fn check_tool_references(registry: &Registry<'_>) -> Result<(), String> {
+    let base = jsonschema::uri::from_str(BASE).map_err(|e| e.to_string())?;
+    let resolved = registry.resolver(base).lookup("").map_err(|e| describe(&e.to_string()))?;
+    let (contents, resolver, draft) = resolved.into_inner();
+    check_references(contents, &resolver, draft)
 }
 
 struct Builder<'a> {

@@ -4,6 +4,8 @@ pub mod coerce;
 pub mod flag;
 pub mod compile;
 pub mod message;
+pub mod registry;
 pub mod types;
 
 pub use compile::CompiledSchema;
+pub use registry::SchemaRegistry;
