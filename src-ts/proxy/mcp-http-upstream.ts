@@ -87,24 +87,43 @@ export function stdioUpstream(command: string[], maxMessageBytes: number, ev: Up
   }
 }
 
+/** How long messages after `notifications/initialized` wait for the upstream's GET stream to open. */
+export const GET_STREAM_WAIT_MS = 5000
+
 /**
  * A session with the HTTP MCP server at `url`. The initialize request goes first and alone (its
- * answer carries the upstream's session id); later messages are sent concurrently. A request
- * whose POST fails, or whose answer stream brings an event over `maxMessageBytes`, is reported
- * undelivered. `headers` (`proxy.upstreamHeaders`) go with every request to the server: its
- * credentials come from the config, never from the client.
+ * answer carries the upstream's session id); the client's `notifications/initialized` next, and
+ * nothing after it is sent until the session's standalone GET stream is open (answered, refused
+ * with 405, failed, or {@link GET_STREAM_WAIT_MS} passed): a server request that belongs to no
+ * client request (elicitation, sampling, roots) goes on that stream, and a server that finds it
+ * closed stores the message where no one reads it. Later messages are sent concurrently. A
+ * request whose POST fails, or whose answer stream brings an event over `maxMessageBytes`, is
+ * reported undelivered. `headers` (`proxy.upstreamHeaders`) go with every request to the
+ * server: its credentials come from the config, never from the client.
  */
 export async function httpUpstream(url: string, maxMessageBytes: number, ev: UpstreamEvents, headers?: Record<string, string>): Promise<Upstream> {
   const { StreamableHTTPClientTransport: Client } = await loadMcpSdk(() => import('@modelcontextprotocol/sdk/client/streamableHttp.js'), 'toolgate mcp-proxy --upstream-url')
-  const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev), requestInit: headers === undefined ? undefined : { headers } })
+  let getAnswered: () => void = () => {}
+  const getStream = new Promise<void>((resolve) => (getAnswered = resolve))
+  const transport: StreamableHTTPClientTransport = new Client(new URL(url), { fetch: boundedFetch(maxMessageBytes, ev, () => getAnswered()), requestInit: headers === undefined ? undefined : { headers } })
   let closed = false
   transport.onmessage = (msg) => ev.message(msg)
   transport.onerror = (err) => {
     if (!closed) ev.log(`upstream ${redactUrl(url)}: ${err.message}`)
   }
   await transport.start()
-  // Until the initialize POST is answered, everything else waits behind it.
+  // Until the initialize POST is answered, everything else waits behind it; after the
+  // initialized notification, until the GET stream is open.
   let gate: Promise<void> | undefined
+  const getStreamOpen = () =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, GET_STREAM_WAIT_MS)
+      t.unref()
+      void getStream.then(() => {
+        clearTimeout(t)
+        resolve()
+      })
+    })
   const post = (msg: unknown) => {
     const ids = requestIds(msg)
     const p = transport.send(msg as JSONRPCMessage).catch((err: Error) => {
@@ -123,6 +142,12 @@ export async function httpUpstream(url: string, maxMessageBytes: number, ev: Ups
         gate = post(msg)
         return
       }
+      if (isInitialized(msg)) {
+        // the SDK opens the GET stream once this POST is accepted; wait for it to be answered
+        const sent = (gate ?? Promise.resolve()).then(() => post(msg))
+        gate = sent.then(getStreamOpen)
+        return
+      }
       if (gate) void gate.then(() => post(msg))
       else void post(msg)
     },
@@ -136,6 +161,11 @@ export async function httpUpstream(url: string, maxMessageBytes: number, ev: Ups
       transport.setProtocolVersion(version)
     },
   }
+}
+
+/** Whether `msg` is the client's `notifications/initialized`. */
+function isInitialized(msg: unknown): boolean {
+  return typeof msg === 'object' && msg !== null && (msg as { method?: unknown }).method === 'notifications/initialized'
 }
 
 /** The ids of the requests in a message (or batch). */
@@ -153,12 +183,19 @@ function requestIds(msg: unknown): RpcId[] {
 /**
  * `fetch` whose response bodies are bounded: a JSON body over `max` bytes, or an SSE event over
  * `max` bytes (plus room for its field names), fails the stream instead of being buffered, and
- * the requests of that POST are reported undelivered.
+ * the requests of that POST are reported undelivered. `getAnswered` is called when a GET (the
+ * standalone stream) is answered or fails.
  */
-function boundedFetch(max: number, ev: UpstreamEvents): (url: string | URL, init?: RequestInit) => Promise<Response> {
+function boundedFetch(max: number, ev: UpstreamEvents, getAnswered: () => void): (url: string | URL, init?: RequestInit) => Promise<Response> {
   const limit = max + 1024
   return async (url, init) => {
-    const res = await fetch(url, init)
+    const isGet = (init?.method ?? 'GET').toUpperCase() === 'GET'
+    let res: Response
+    try {
+      res = await fetch(url, init)
+    } finally {
+      if (isGet) getAnswered()
+    }
     if (res.body === null) return res
     const sse = (res.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream')
     const ids = typeof init?.body === 'string' ? safeIds(init.body) : []

@@ -20,6 +20,7 @@ import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Ref
 import { McpHttpSession } from './mcp-http-session'
 import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
 import { loadMcpSdk } from './mcp-sdk'
+import { redactUrl } from './redact-url'
 
 /** Options of {@link listenMcpHttp}. */
 export interface McpHttpListenOptions extends McpProxyOptions {
@@ -240,7 +241,7 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   const url = `http://${shownHost}:${addr.port}${PATH}`
   selfOrigin = `http://${shownHost}:${addr.port}`
-  log(`listening on ${url} (${'command' in upstream ? `spawning \`${upstream.command.join(' ')}\` per session` : `upstream ${upstream.url}`}${bearerToken !== undefined ? ', bearer token required' : ''}${identity !== undefined ? `, callers verified (tokens of ${identity.issuer})` : ''})`)
+  log(`listening on ${url} (${'command' in upstream ? `spawning \`${upstream.command.join(' ')}\` per session` : `upstream ${redactUrl(upstream.url)}`}${bearerToken !== undefined ? ', bearer token required' : ''}${identity !== undefined ? `, callers verified (tokens of ${identity.issuer})` : ''})`)
 
   const reaper = setInterval(() => {
     const now = Date.now()
