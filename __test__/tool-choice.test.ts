@@ -9,9 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import Anthropic from '@anthropic-ai/sdk'
+import { generateText, jsonSchema, tool, wrapLanguageModel } from 'ai'
+import { MockLanguageModelV4 } from 'ai/test'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { gateTools, toolgateMiddleware } from '../src-ts/adapters/ai-sdk'
 import { guardAnthropic } from '../src-ts/adapters/anthropic'
 import { guardOpenAI } from '../src-ts/adapters/openai'
 import { ToolGate, type CallContext, type ToolGateConfig } from '../src-ts/index'
@@ -123,5 +126,32 @@ describe('guarded clients and the HTTP proxy send no removed tool’s name upstr
     expect(last().tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
     expect(JSON.stringify(last())).not.toContain('send_email')
     expect(proxy.stderr()).toMatch(/anthropic.*tool_choice named `send_email`, which this caller may not call/)
+  })
+})
+
+describe('the AI SDK middleware', () => {
+  const text = { content: [{ type: 'text' as const, text: 'ok' }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }, warnings: [] }
+  const tools = () =>
+    gateTools(
+      Object.fromEntries(['search', 'send_email'].map((name) => [name, tool({ inputSchema: jsonSchema<{ q?: string }>({ type: 'object' }), execute: async () => 'done' })])),
+      gate,
+      ana,
+    )
+
+  it('a toolChoice naming a removed tool is sent as auto (the AI SDK then says the forced call is missing); one still offered is kept', async () => {
+    const run = async (toolName: string) => {
+      const mock = new MockLanguageModelV4({ doGenerate: text as never })
+      const model = wrapLanguageModel({ model: mock, middleware: toolgateMiddleware(gate, ana) })
+      const done = generateText({ model, tools: tools(), toolChoice: { type: 'tool', toolName }, prompt: 'mail the CEO' })
+      return { mock, done }
+    }
+    const hidden = await run('send_email')
+    // the AI SDK checks the answer against the toolChoice the host passed: its own clear error
+    await expect(hidden.done).rejects.toThrow(/required tool 'send_email'/)
+    expect(hidden.mock.doGenerateCalls[0].tools!.map((t) => t.name)).toEqual(['search'])
+    expect(hidden.mock.doGenerateCalls[0].toolChoice).toEqual({ type: 'auto' })
+    const shown = await run('search')
+    await shown.done.catch(() => undefined)
+    expect(shown.mock.doGenerateCalls[0].toolChoice).toEqual({ type: 'tool', toolName: 'search' })
   })
 })

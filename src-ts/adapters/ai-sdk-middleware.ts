@@ -33,8 +33,8 @@ const WHERE = 'toolgateMiddleware'
  *   (`gate.filterTools`; the caller's own tool objects, in order). Every tool — function, dynamic
  *   and provider-defined — must come from {@link gateTools} (`E_CONFIG` otherwise, before the
  *   request is sent): the AI SDK runs any call it can parse, so an ungated tool would run a call
- *   the gate refused. A `toolChoice`
- *   naming a removed tool is sent as it is.
+ *   the gate refused. A `toolChoice` naming a removed tool (or `required` with none left) is
+ *   sent as `{ type: 'auto' }`.
  * - `generateText` (`doGenerate`): the result's tool calls are decided with `gate.guardAsync`
  *   (plugged engines awaited) on the model's own argument text. An allowed call's `input` becomes
  *   the exact arguments to run with (repairs written in, so the AI SDK parses the repaired text
@@ -63,7 +63,7 @@ export function toolgateMiddleware(gate: ToolGate, ctx?: AiSdkContextSource, opt
     specificationVersion: 'v4',
     transformParams: async ({ params }) => {
       const context = await contextOf(ctx, WHERE)
-      const sent = params.tools === undefined || params.tools.length === 0 ? { ...params } : { ...params, tools: offeredTools(params.tools, gate, context) }
+      const sent = params.tools === undefined || params.tools.length === 0 ? { ...params } : withToolChoice({ ...params, tools: offeredTools(params.tools, gate, context) }, params.tools)
       asked.set(sent, context)
       return sent
     },
@@ -93,6 +93,21 @@ function offeredTools(tools: ProviderTool[], gate: ToolGate, context: CallContex
   }
   const visible = new Set(gate.filterTools(tools, { dialect: 'ai-sdk', ...context }).map((t) => t.name))
   return tools.filter((t) => visible.has(t.name)).map(stripMarker)
+}
+
+/**
+ * The request's `toolChoice` fitted to the tools left: one naming a removed tool (or `required`
+ * with none left) is sent as `auto`, so a hidden tool's name never reaches the provider and no
+ * call the gate would refuse is forced (README "Tool choice").
+ */
+function withToolChoice(params: CallOptions, before: readonly ProviderTool[]): CallOptions {
+  const choice = params.toolChoice
+  const left = params.tools ?? []
+  const gone =
+    choice?.type === 'tool'
+      ? before.some((t) => t.name === choice.toolName) && !left.some((t) => t.name === choice.toolName)
+      : choice?.type === 'required' && left.length === 0 && before.length > 0
+  return gone ? { ...params, toolChoice: { type: 'auto' } } : params
 }
 
 function stripMarker(tool: ProviderTool): ProviderTool {

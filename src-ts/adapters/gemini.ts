@@ -52,9 +52,18 @@ export function answer(report: TurnReport<'gemini'>, results: ToolResults<Gemini
     results,
     ['gemini'],
     (fb, refused) => {
+      // a named call is answered by a functionResponse part, a call that arrived empty (no name)
+      // by a text part; texts left over answer the turn as a whole (they go last)
       const parts = partsOf(fb as unknown[])
-      extra = parts.slice(refused.length)
-      return parts.slice(0, refused.length)
+      const named = parts.filter((p) => 'functionResponse' in p)
+      const texts = parts.filter((p) => !('functionResponse' in p))
+      const units = refused.flatMap((c) => {
+        const unit = c.tool === '' ? texts.shift() : named.shift()
+        return unit === undefined ? [] : [unit]
+      })
+      extra = texts
+      // a functionResponse no refused call takes means the feedback is not this turn's: the plan's count check says so
+      return [...units, ...named]
     },
     WHERE,
   )
