@@ -37,7 +37,7 @@ for (const dialect of DIALECTS) {
 // fuzz/corpus/stream_<dialect>/seed-fx-<case>: its events, one per line (strings as they are,
 // objects as compact JSON), which is how the stream targets split their input.
 const streams = join(fuzzDir, '..', '__test__', 'fixtures', 'streams')
-for (const dialect of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui']) {
+for (const dialect of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui', 'pydantic-ai']) {
   const target = `stream_${dialect.replaceAll('-', '_')}`
   const out = join(fuzzDir, 'corpus', target)
   mkdirSync(out, { recursive: true })
