@@ -160,6 +160,24 @@ describe('chat.completions.runTools on a guarded client', () => {
     expect(answers.find((m) => m.tool_call_id === 'call_b')!.content).toBe('sunny')
   })
 
+  it('a forced tool_choice naming a hidden tool is auto for the runner too: its answers never name it', async () => {
+    const gate = new ToolGate(config)
+    const client = await clientFor(CHAT_TURN, gate)
+    const ran: Ran[] = []
+    const runner = client.chat.completions.runTools({
+      model: 'gpt-4.1',
+      messages: [user],
+      tools: tools(ran) as never,
+      tool_choice: { type: 'function', function: { name: 'send_email' } },
+    })
+    await runner.done()
+    expect(upstream!.requests[0].body.tool_choice).toBe('auto')
+    expect(ran.map((r) => r.tool)).toEqual(['search', 'get_weather'])
+    // the only mention of send_email the model gets back is its own call of it
+    const hiddenNamed = toolMessages(runner).filter((m) => String(m.content).includes('send_email') && m.tool_call_id !== 'call_c')
+    expect(hiddenNamed).toEqual([])
+  })
+
   it('stream: true is refused before anything is sent (a guarded stream drops refused calls)', async () => {
     const gate = new ToolGate(config)
     const client = await clientFor(CHAT_TURN, gate)

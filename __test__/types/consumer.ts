@@ -65,6 +65,7 @@ import {
   type ZodSchemaLike,
   type AiSdkSchemaLike,
   type StandardJsonSchemaLike,
+  type AiSdkUIRefusalPart,
 } from 'toolgate'
 import * as toolgate from 'toolgate'
 
@@ -126,6 +127,7 @@ export type Checks = [
   Expect<Equal<TurnReport<'anthropic'>['feedback'], AnthropicToolResultMessage[]>>,
   Expect<Equal<TurnReport<'mcp'>['feedback'], McpFeedback[]>>,
   Expect<Equal<DialectFeedback['openai'], OpenAiToolMessage>>,
+  Expect<Equal<TurnReport<'ai-sdk-ui'>['feedback'], AiSdkUIRefusalPart[]>>,
   Expect<Equal<ReturnType<ToolGate['stream']>, ToolCallStream<Dialect>>>,
 ]
 

@@ -22,6 +22,10 @@ export type AiSdkVerdictSource =
   | 'tool'
   /** {@link gateRepairToolCall}, on the model's own argument text the AI SDK could not parse. */
   | 'repair'
+  /** {@link gateUIMessageStream}, on a UI message stream, the moment the call's input was available. */
+  | 'ui-stream'
+  /** {@link gateUIMessages}, on UI messages a client sent back. */
+  | 'ui-messages'
 
 /** What `onVerdict` is told besides the verdict. */
 export interface AiSdkVerdictInfo {

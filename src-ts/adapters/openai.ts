@@ -18,6 +18,7 @@ import { checkGuardArgs, contextOf, entryOf, guardedCreate, type ContextSource, 
 import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './openai-run-handlers'
 import { gateRunnableTools, RunLedger } from './openai-run-tools'
 import { itemKinds } from './openai-answer'
+import { fitToolChoice } from '../request-tool-choice'
 
 export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
@@ -233,14 +234,18 @@ function guardedRunTools(
       },
     })
     const context = contextOf(ctx, where)
+    let before: unknown[] = []
+    let after: unknown[] = []
     const visible = (names: string[]): ReadonlySet<string> => {
-      const offered = gate.filterTools(
-        names.map((name) => ({ type: 'function', function: { name } })),
-        { ...context, dialect: 'openai' },
-      ) as { function: { name: string } }[]
-      return new Set(offered.map((t) => t.function.name))
+      before = names.map((name) => ({ type: 'function', function: { name } }))
+      after = gate.filterTools(before, { ...context, dialect: 'openai' })
+      return new Set((after as { function: { name: string } }[]).map((t) => t.function.name))
     }
     const tools = gateRunnableTools(body.tools, ledger, visible, where)
-    return original.call(run.chat.completions, { ...body, tools }, ...rest)
+    // the runner reads `tool_choice` itself (and names a forced tool in its own answers): a
+    // forced tool this caller may not see is `auto` from the start
+    const fit = fitToolChoice(body.tool_choice, before, after, 'openai')
+    const params = fit === undefined ? { ...body, tools } : { ...body, tools, tool_choice: fit.toolChoice }
+    return original.call(run.chat.completions, params, ...rest)
   }
 }

@@ -13,8 +13,8 @@
 //! | `input-available`, `approval-requested`, `approval-responded` with `approved: true` | a call to decide |
 //! | `approval-responded` with `approved: false`, `output-available`, `output-error`, `output-denied` | answered: not decided again |
 //!
-//! Parts with `providerExecuted: true` are reported, not gated. A repeated `toolCallId` among the
-//! tool parts, an unknown `state`, or a static part whose `toolName` member names another tool
+//! Parts with `providerExecuted: true` are reported, not gated. An empty or repeated `toolCallId`
+//! among the tool parts (so an answer matched by id finds exactly one part), an unknown `state`, or a static part whose `toolName` member names another tool
 //! than its `type` is `E_PAYLOAD`. A refused call is answered in the SDK's own shape: the part
 //! itself in state `output-error` with `errorText` = the gate's message (what
 //! `readUIMessageStream` makes of a `tool-input-error` chunk, and what `addToolOutput` records).
@@ -168,7 +168,10 @@ fn tool_part<'v>(ty: &'v str, m: &'v Map<String, Value>, p: Path, found: &mut Fo
         _ => shape::string(D, &p, m, "toolName")?,
     };
     let id = shape::string(D, &p, m, "toolCallId")?;
-    if !id.is_empty() && !ids.insert(id) {
+    if id.is_empty() {
+        return Err(broken(D, &key(&p, "toolCallId"), "an empty tool call id (a UI tool part is answered by its id)"));
+    }
+    if !ids.insert(id) {
         return Err(broken(D, &key(&p, "toolCallId"), format!("the tool call id {:?} appears on two tool parts", clip(id))));
     }
     let provider = match m.get("providerExecuted") {

@@ -295,6 +295,7 @@ impl UiStream {
         }
         if kind == "tool-approval-request" {
             let approval = cx.str(&[], &ev, "approvalId")?.to_owned();
+            cx.keep(approval.len() + id.len() + 32)?;
             if self.approvals.insert(approval.clone(), id).is_some() {
                 return Err(cx.err(&key(&[], "approvalId"), format!("the approval id {:?} appears twice in one stream", clip(&approval))));
             }
