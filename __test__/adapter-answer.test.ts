@@ -9,7 +9,7 @@ import Anthropic from '@anthropic-ai/sdk'
 import { AIMessage, ToolMessage } from '@langchain/core/messages'
 import { modelMessageSchema } from 'ai'
 import OpenAI from 'openai'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 
 import { answer as aiSdkAnswer } from '../src-ts/adapters/ai-sdk'
 import { answer as anthropicAnswer } from '../src-ts/adapters/anthropic'
@@ -43,6 +43,18 @@ const code = (f: () => unknown): string | undefined => {
   return undefined
 }
 const refusalOf = (report: TurnReport, callId: string) => report.calls.find((c) => c.callId === callId)!.message!
+
+describe('types', () => {
+  it('each answer is typed as the message type of its API', () => {
+    expectTypeOf(openaiAnswer(gate.guard(CHAT_TURN, { ...ana, dialect: 'openai' }), { call_a: 'x', call_b: 'y' })).toEqualTypeOf<OpenAI.Chat.Completions.ChatCompletionToolMessageParam[]>()
+    expectTypeOf(openaiAnswer(gate.guard(RESPONSES_TURN, { ...ana, dialect: 'openai-responses' }), { call_1: 'x', call_2: 'y' })).toEqualTypeOf<OpenAI.Responses.ResponseInputItem[]>()
+    expectTypeOf(anthropicAnswer).returns.toEqualTypeOf<Anthropic.Messages.MessageParam | undefined>()
+    expectTypeOf(langchainAnswer).returns.toEqualTypeOf<ToolMessage[]>()
+    // a report of another dialect does not type-check
+    // @ts-expect-error an anthropic report is no openai report
+    expect(() => openaiAnswer(gate.guard(MESSAGE_TURN, { ...ana, dialect: 'anthropic' }), {})).toThrow(ToolGateError)
+  })
+})
 
 describe('openai Chat Completions', () => {
   it('one tool message per call, in call order; the follow-up is accepted by the API', async () => {
