@@ -12,7 +12,6 @@ import {
   jsonSchema,
   type JSONSchema7,
   readUIMessageStream,
-  simulateReadableStream,
   streamText,
   tool,
   validateUIMessages,
@@ -23,6 +22,7 @@ import { MockLanguageModelV4 } from 'ai/test'
 
 import { gateUIMessages, gateUIMessageStream, type AiSdkVerdictInfo } from '../src-ts/adapters/ai-sdk'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
+import { streamTurn } from './helpers/ai-sdk-turns'
 
 const weather = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city'], additionalProperties: false }
 const remove = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false }
@@ -41,25 +41,6 @@ const clientTools = {
   get_weather: tool({ inputSchema: jsonSchema(weather as JSONSchema7) }),
   delete_file: tool({ inputSchema: jsonSchema(remove as JSONSchema7) }),
   send_email: tool({ inputSchema: jsonSchema(email as JSONSchema7) }),
-}
-
-const usage = { inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } }
-
-/** One provider turn: some text, then each call's input in two deltas. */
-function streamTurn(text: string, calls: { id: string; name: string; input: string }[]) {
-  const chunks: unknown[] = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't0' }, { type: 'text-delta', id: 't0', delta: text }, { type: 'text-end', id: 't0' }]
-  for (const c of calls) {
-    const half = Math.floor(c.input.length / 2)
-    chunks.push(
-      { type: 'tool-input-start', id: c.id, toolName: c.name },
-      { type: 'tool-input-delta', id: c.id, delta: c.input.slice(0, half) },
-      { type: 'tool-input-delta', id: c.id, delta: c.input.slice(half) },
-      { type: 'tool-input-end', id: c.id },
-      { type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.input },
-    )
-  }
-  chunks.push({ type: 'finish', finishReason: { unified: calls.length > 0 ? 'tool-calls' : 'stop', raw: 'x' }, usage })
-  return { stream: simulateReadableStream({ chunks: chunks as never[] }) }
 }
 
 const calls = [

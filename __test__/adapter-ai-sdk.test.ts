@@ -29,6 +29,7 @@ import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-
 import { normalizeToolSchemas } from '../src-ts/schema-input'
 // type-checks examples/ai-sdk.ts under `tsc -p .` (it is run below, not imported)
 import type * as _example from '../examples/ai-sdk'
+import { streamTurn, usage } from './helpers/ai-sdk-turns'
 import { anthropicPairingError, chatPairingError } from './helpers/upstream'
 
 const root = join(__dirname, '..')
@@ -57,7 +58,6 @@ const config = normalizeToolSchemas({
 const visitor: CallContext = { subject: 'ana', session: 's-ana' }
 const admin: CallContext = { subject: 'root', roles: ['admin'], session: 's-root' }
 
-const usage = { inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } }
 type Doc = { type: 'tool-call'; toolCallId: string; toolName: string; input: string } | { type: 'text'; text: string }
 
 function toolTurn(...content: Doc[]) {
@@ -319,24 +319,6 @@ describe('generateText with the middleware and gated tools', () => {
     await expect(generateText({ model, prompt: 'hi' })).resolves.toMatchObject({ text: 'never' })
   })
 })
-
-/** A provider stream of one model turn, cut the way the AI SDK's providers cut it (each call's input in two deltas). */
-function streamTurn(text: string, calls: { id: string; name: string; input: string }[]) {
-  const chunks: unknown[] = [{ type: 'stream-start', warnings: [] }, { type: 'response-metadata', id: 'resp-1', modelId: 'mock' }]
-  if (text !== '') chunks.push({ type: 'text-start', id: 't0' }, { type: 'text-delta', id: 't0', delta: text.slice(0, 4) }, { type: 'text-delta', id: 't0', delta: text.slice(4) }, { type: 'text-end', id: 't0' })
-  for (const c of calls) {
-    const half = Math.floor(c.input.length / 2)
-    chunks.push(
-      { type: 'tool-input-start', id: c.id, toolName: c.name },
-      { type: 'tool-input-delta', id: c.id, delta: c.input.slice(0, half) },
-      { type: 'tool-input-delta', id: c.id, delta: c.input.slice(half) },
-      { type: 'tool-input-end', id: c.id },
-      { type: 'tool-call', toolCallId: c.id, toolName: c.name, input: c.input },
-    )
-  }
-  chunks.push({ type: 'finish', finishReason: { unified: calls.length > 0 ? 'tool-calls' : 'stop', raw: 'x' }, usage })
-  return { stream: simulateReadableStream({ chunks: chunks as never[] }) }
-}
 
 describe('streamText with the middleware and gated tools', () => {
   it('streams text live, runs the repaired call, answers the refused one, and the next request is accepted', async () => {
