@@ -21,6 +21,7 @@ interface Fixture {
     providerExecuted?: unknown[]
     payload?: unknown
     feedback?: unknown[]
+    turnRefusals?: unknown[]
   }
   error?: { code: string; contains?: string }
 }
@@ -46,10 +47,9 @@ function verify(fx: Fixture, report: TurnReport): void {
   expect(report.allowed.map((a) => a.callId)).toEqual(report.calls.filter((c) => c.allowed).map((c) => c.callId))
   if (want.providerExecuted) expect(report.providerExecuted).toEqual(want.providerExecuted)
   if (want.payload !== undefined) expect(report.payload).toEqual(want.payload)
-  if (want.feedback) {
-    const messages = new Set(report.calls.flatMap((c) => (c.message ? [c.message] : [])))
-    expect(mask(report.feedback, messages)).toEqual(want.feedback)
-  }
+  const messages = new Set([...report.calls.flatMap((c) => (c.message ? [c.message] : [])), ...report.turnRefusals.map((t) => t.message)])
+  expect(mask(report.turnRefusals, messages)).toEqual(want.turnRefusals ?? [])
+  if (want.feedback) expect(mask(report.feedback, messages)).toEqual(want.feedback)
 }
 
 describe('dialect fixtures through the binding', () => {

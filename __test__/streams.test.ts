@@ -23,7 +23,7 @@ const tools = JSON.parse(readFileSync(join(fixtures, 'dialects', 'tools.json'), 
 interface Fixture {
   description: string
   source: string
-  dialect: 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'gemini' | 'ai-sdk-ui'
+  dialect: 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'gemini' | 'ai-sdk-ui' | 'pydantic-ai'
   config?: Record<string, unknown>
   events: (string | Record<string, unknown>)[]
   completes?: string[][]
@@ -33,6 +33,7 @@ interface Fixture {
     payload?: unknown
     feedback?: unknown[]
     providerExecuted?: unknown[]
+    turnRefusals?: unknown[]
   }
   error?: { at: number | 'end'; code: string; contains: string }
 }
@@ -112,7 +113,8 @@ function verify(fx: Fixture, r: Run): void {
     if (w.arguments !== undefined) expect(got.arguments).toEqual(w.arguments)
   })
   expect(r.report.allowed.map((a) => a.callId)).toEqual(r.report.calls.filter((c) => c.allowed).map((c) => c.callId))
-  const messages = new Set(r.report.calls.flatMap((c) => (c.message ? [c.message] : [])))
+  const messages = new Set([...r.report.calls.flatMap((c) => (c.message ? [c.message] : [])), ...r.report.turnRefusals.map((t) => t.message)])
+  expect(mask(r.report.turnRefusals, messages)).toEqual(want.turnRefusals ?? [])
   if (want.forwarded) expect(mask(r.forwarded, messages)).toEqual(want.forwarded)
   if (want.payload !== undefined) expect(r.report.payload).toEqual(want.payload)
   if (want.feedback) expect(mask(r.report.feedback, messages)).toEqual(want.feedback)
@@ -128,7 +130,7 @@ function verify(fx: Fixture, r: Run): void {
 describe('stream fixtures through the binding', () => {
   const fx = all()
   it('has at least four fixtures for each streaming dialect', () => {
-    for (const d of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui']) {
+    for (const d of ['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui', 'pydantic-ai']) {
       expect(fx.filter(([n]) => n.startsWith(`${d}/`)).length, d).toBeGreaterThanOrEqual(4)
     }
   })

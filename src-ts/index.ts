@@ -31,6 +31,7 @@ export type {
   FilterToolsOptions,
   GuardOptions,
   ProviderExecutedCall,
+  TurnRefusal,
   TurnCall,
   TurnReport,
   Flag,

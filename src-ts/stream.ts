@@ -11,7 +11,7 @@ import type { CallContext, Dialect, TurnCall, TurnReport } from './types'
 export type StreamOptions = { dialect: Dialect } & CallContext
 
 /** The dialects `gate.stream` reads. */
-export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui'])
+export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui', 'pydantic-ai'])
 
 /**
  * A model's streamed turn, guarded event by event (README "Streams"). Feed every event to

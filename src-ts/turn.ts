@@ -1,7 +1,7 @@
 // Conversion only: a turn payload to JSON text for the binding, and the binding's report wire
 // (crates/toolgate-core/src/turn.rs `to_wire`) to a TurnReport. Every decision is the core's.
 import { ToolGateError } from './errors'
-import type { Dialect, Flag, Outcome, Reason, TurnCall, TurnReport, ProviderExecutedCall } from './types'
+import type { Dialect, Flag, Outcome, Reason, TurnCall, TurnReport, TurnRefusal, ProviderExecutedCall } from './types'
 
 interface WireCall {
   callId: string
@@ -36,6 +36,8 @@ interface WireReport {
   patches?: WirePatch[]
   feedback: TurnReport['feedback']
   providerExecuted: ProviderExecutedCall[]
+  /** Absent when empty. */
+  turnRefusals?: TurnRefusal[]
 }
 
 /**
@@ -125,7 +127,7 @@ export function readTurnWire(wire: string, original: unknown, text: string): Tur
   for (const c of calls) {
     if (c.allowed) allowed.push({ callId: c.callId, tool: c.tool, arguments: c.arguments! })
   }
-  const report = { dialect: w.dialect, calls, allowed, feedback: w.feedback, providerExecuted: w.providerExecuted } as TurnReport
+  const report = { dialect: w.dialect, calls, allowed, feedback: w.feedback, providerExecuted: w.providerExecuted, turnRefusals: w.turnRefusals ?? [] } as TurnReport
   if ('payload' in w) {
     report.payload = w.payload
   } else {

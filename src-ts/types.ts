@@ -432,6 +432,20 @@ export interface ProviderExecutedCall {
 }
 
 /**
+ * A refusal of a turn as a whole, not of one call: the model tried to call a tool but no call can be read (Gemini
+ * `finishReason: "MALFORMED_FUNCTION_CALL"` or `"UNEXPECTED_TOOL_CALL"`). Nothing ran; its answer is in
+ * `TurnReport.feedback` too, so sending the feedback back lets the model try again.
+ */
+export interface TurnRefusal {
+  /** What the wire said, as sent (`'MALFORMED_FUNCTION_CALL'`, `'UNEXPECTED_TOOL_CALL'`). */
+  kind: string
+  /** Where in the payload (`'candidates[0]'`). */
+  at: string
+  /** Model-readable: what went wrong and what to send instead. */
+  message: string
+}
+
+/**
  * The answer for a whole model turn (README "Whole turns, every dialect"). `D` narrows `feedback` to the
  * dialect's own message type when the dialect is known (`guard(p, { dialect: 'anthropic' })`).
  */
@@ -448,4 +462,6 @@ export interface TurnReport<D extends Dialect = Dialect> {
   feedback: DialectFeedback[D][]
   /** Tools the provider ran itself (not gated). */
   providerExecuted: ProviderExecutedCall[]
+  /** Refusals of the turn as a whole (a call the model tried to make that cannot be read); `[]` for most turns. Their answers are in `feedback`. */
+  turnRefusals: TurnRefusal[]
 }

@@ -28,6 +28,7 @@ import {
   type DialectFeedback,
   type FilterToolsOptions,
   type ProviderExecutedCall,
+  type TurnRefusal,
   type GuardOptions,
   type McpFeedback,
   type OpenAiChatCompletion,
@@ -234,6 +235,10 @@ export function usage(): string[] {
   for (const p of any.providerExecuted) {
     const pe: ProviderExecutedCall = p
     out.push(pe.callId, pe.tool, pe.kind)
+  }
+  for (const t of any.turnRefusals) {
+    const tr: TurnRefusal = t
+    out.push(tr.kind, tr.at, tr.message)
   }
   const fopts: FilterToolsOptions = { dialect: 'openai', roles: ['analyst'] }
   const kept: { type: 'function'; function: { name: string } }[] = gate.filterTools([{ type: 'function' as const, function: { name: 'search' } }], fopts)

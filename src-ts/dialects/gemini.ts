@@ -37,7 +37,8 @@ export interface GeminiPart {
   text?: string
   thought?: boolean
   thoughtSignature?: string
-  functionCall?: GeminiFunctionCall
+  /** `null` with nothing else in the part is a call that arrived empty: refused, answered by a text part. */
+  functionCall?: GeminiFunctionCall | null
   functionResponse?: GeminiFunctionResponse
   executableCode?: GeminiExecutableCode
   codeExecutionResult?: { outcome?: string; output?: string }
@@ -56,7 +57,10 @@ export interface GeminiContent {
 /** One candidate of a response (`Candidate`); a blocked candidate has no content. */
 export interface GeminiCandidate {
   content?: GeminiContent
+  /** `MALFORMED_FUNCTION_CALL` / `UNEXPECTED_TOOL_CALL`: no call to read, a turn refusal (`TurnReport.turnRefusals`). */
   finishReason?: string
+  /** The API's note on the finish (for a malformed call, the model's unparsed text); quoted, cut to 200 characters, in the refusal. */
+  finishMessage?: string
   index?: number
 }
 
@@ -67,14 +71,49 @@ export interface GeminiGenerateContentResponse {
   modelVersion?: string
 }
 
-/** What `guard` reads with `dialect: 'gemini'`: a response, one content, or a contents list (its pending calls). */
-export type GeminiPayload = GeminiGenerateContentResponse | GeminiContent | GeminiContent[]
+/** A Live API server message (`LiveServerMessage`, one WebSocket message of `ai.live.connect`): `toolCall.functionCalls` are the calls. */
+export interface GeminiLiveServerMessage {
+  /** `LiveServerToolCall`: the calls to run and answer by `id`; a `null` entry is a call that arrived empty (refused). */
+  toolCall?: { functionCalls?: (GeminiFunctionCall | null)[] }
+  /** `LiveServerContent`: `modelTurn` is read as a content. */
+  serverContent?: { modelTurn?: GeminiContent; turnComplete?: boolean; [key: string]: unknown }
+  /** `LiveServerToolCallCancellation`: holds no call. */
+  toolCallCancellation?: { ids?: string[] }
+  setupComplete?: Record<string, unknown>
+  usageMetadata?: Record<string, unknown>
+  goAway?: Record<string, unknown>
+}
 
-/** `TurnReport.feedback` for this dialect: ONE user content of `functionResponse` parts, one per refused call. */
+/** What `guard` reads with `dialect: 'gemini'`: a response, one content, a contents list (its pending calls), or a Live server message. */
+export type GeminiPayload = GeminiGenerateContentResponse | GeminiContent | GeminiContent[] | GeminiLiveServerMessage
+
+/** `TurnReport.feedback` for a response or contents: ONE user content of `functionResponse` parts, one per refused call. */
 export interface GeminiFeedbackContent {
   role: 'user'
   parts: { functionResponse: GeminiFunctionResponse & { response: { error: string } } }[]
 }
+
+/**
+ * After it, for what has no call name to answer: ONE user content of text parts, one per call that arrived empty
+ * (`functionCall: null`) and one per turn refusal (`MALFORMED_FUNCTION_CALL`, `TurnReport.turnRefusals`).
+ */
+export interface GeminiFeedbackText {
+  role: 'user'
+  parts: { text: string }[]
+}
+
+/** `TurnReport.feedback` for a Live server message: ONE `LiveClientMessage` with a `toolResponse` (send it with `session.sendToolResponse`). */
+export interface GeminiLiveToolResponse {
+  toolResponse: { functionResponses: (GeminiFunctionResponse & { response: { error: string } })[] }
+}
+
+/** For a Live server message whose refused calls include one that arrived empty (no name to answer): its message as a user turn (`session.sendClientContent`). */
+export interface GeminiLiveClientContent {
+  clientContent: { turns: { role: 'user'; parts: { text: string }[] }[]; turnComplete: boolean }
+}
+
+/** One entry of `TurnReport.feedback` for this dialect. */
+export type GeminiFeedback = GeminiFeedbackContent | GeminiFeedbackText | GeminiLiveToolResponse | GeminiLiveClientContent
 
 /** A function the model may call (`FunctionDeclaration`). */
 export interface GeminiFunctionDeclaration {

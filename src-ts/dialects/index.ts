@@ -3,7 +3,7 @@
 import type { AiSdkFeedback, AiSdkPayload, AiSdkToolList } from './ai-sdk'
 import type { AiSdkUIPayload, AiSdkUIRefusalPart, AiSdkUIToolList } from './ai-sdk-ui'
 import type { AnthropicPayload, AnthropicToolResultMessage, AnthropicTools } from './anthropic'
-import type { GeminiFeedbackContent, GeminiPayload, GeminiTool } from './gemini'
+import type { GeminiFeedback, GeminiPayload, GeminiTool } from './gemini'
 import type { LangChainPayload, LangChainToolMessageFields, LangChainToolSpec } from './langchain'
 import type { McpFeedback, McpPayload, McpToolList } from './mcp'
 import type { OpenAiPayload, OpenAiToolMessage, OpenAiTools } from './openai'
@@ -42,7 +42,7 @@ export interface DialectFeedback {
   'pydantic-ai': PydanticFeedbackRequest
   mcp: McpFeedback
   'ai-sdk': AiSdkFeedback
-  gemini: GeminiFeedbackContent
+  gemini: GeminiFeedback
   /** The refused tool parts themselves, in state `output-error`. */
   'ai-sdk-ui': AiSdkUIRefusalPart
 }
