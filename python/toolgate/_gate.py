@@ -27,7 +27,7 @@ Context = Union[CallContext, Mapping[str, Any]]
 
 Dialect = str
 """``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"langchain"``, ``"pydantic-ai"``,
-``"mcp"``, ``"ai-sdk"`` or ``"gemini"`` (``guard`` also takes ``"auto"``)."""
+``"mcp"``, ``"ai-sdk"``, ``"gemini"`` or ``"ai-sdk-ui"`` (``guard`` also takes ``"auto"``)."""
 
 
 class ToolGate:
