@@ -31,13 +31,14 @@ use crate::json::pointer::Seg;
 use crate::schema::types::type_name;
 
 /// Whether an event belongs only to the UI message stream protocol (not to `fullStream` nor to
-/// a provider's `doStream`): the first such chunk makes an `ai-sdk` stream a UI message stream.
+/// a provider's `doStream`, checked against `TextStreamPart` and `LanguageModelV4StreamPart`):
+/// the `ai-sdk` stream refuses such a chunk, naming `ai-sdk-ui`. (`tool-approval-request` with a
+/// `toolCallId` is not one: a provider's stream has it too.)
 pub(crate) fn is_ui_chunk(ev: &Map<String, Value>) -> bool {
     let has = |k: &str| ev.contains_key(k);
     match ev.get("type").and_then(Value::as_str) {
         Some("tool-input-available" | "tool-input-error" | "tool-output-available" | "tool-output-error" | "message-metadata" | "reset-step") => true,
         Some("tool-input-start" | "tool-input-delta") => has("toolCallId") && !has("id"),
-        Some("tool-approval-request") => has("toolCallId") && !has("toolCall"),
         Some("tool-output-denied") => has("toolCallId") && !has("toolName"),
         Some("start") => has("messageId") || has("messageMetadata"),
         Some("error") => has("errorText"),
