@@ -102,18 +102,27 @@ describe('guarded clients and the HTTP proxy send no removed tool’s name upstr
   const chatBody = { model: 'gpt-4.1', messages: [{ role: 'user' as const, content: 'mail the CEO' }], tools: chatTools as OpenAI.Chat.Completions.ChatCompletionTool[] }
   const messagesBody = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'mail the CEO' }], tools: anthropicTools as Anthropic.Messages.Tool[] }
 
-  it('guardOpenAI', async () => {
-    const client = guardOpenAI(new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 }), gate, ana)
+  it('guardOpenAI, the rewrite told to onToolChoice', async () => {
+    const told: string[] = []
+    const client = guardOpenAI(new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 }), gate, ana, {
+      onToolChoice: (why, info) => void told.push(`${info.dialect} ${info.context.subject}: ${why}`),
+    })
     await client.chat.completions.create({ ...chatBody, tool_choice: { type: 'function', function: { name: 'send_email' } } })
     expect(last().tool_choice).toBe('auto')
     expect(JSON.stringify(last())).not.toContain('send_email')
+    expect(told).toEqual(['openai ana: tool_choice named `send_email`, which this caller may not call: sent as "auto"'])
+    await client.chat.completions.create({ ...chatBody, tool_choice: { type: 'function', function: { name: 'search' } } })
+    expect(last().tool_choice).toEqual({ type: 'function', function: { name: 'search' } })
+    expect(told).toHaveLength(1)
   })
 
-  it('guardAnthropic', async () => {
-    const client = guardAnthropic(new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 }), gate, ana)
+  it('guardAnthropic, the rewrite told to onToolChoice', async () => {
+    const told: string[] = []
+    const client = guardAnthropic(new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 }), gate, ana, { onToolChoice: (why) => void told.push(why) })
     await client.messages.create({ ...messagesBody, tool_choice: { type: 'tool', name: 'send_email' } })
     expect(last().tool_choice).toEqual({ type: 'auto' })
     expect(JSON.stringify(last())).not.toContain('send_email')
+    expect(told).toHaveLength(1)
   })
 
   it('toolgate proxy, both APIs, the rewrite logged', async () => {

@@ -15,7 +15,7 @@ import { proxyClient } from './openai-client-proxy'
 import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
 import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './openai-run-handlers'
 
-export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
+export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, ToolChoiceInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
 export { answer, type AnthropicToolResult } from './anthropic-answer'
 export type { ToolResults } from './answer-plan'
@@ -25,7 +25,7 @@ type MessageParam = Anthropic.Messages.MessageParam
 type RawMessageStreamEvent = Anthropic.Messages.RawMessageStreamEvent
 type ToolResultBlockParam = Anthropic.Messages.ToolResultBlockParam
 
-/** Options of {@link guardAnthropic}: `onVerdict` and `onReport` hooks. Unknown keys are `E_CONFIG`. */
+/** Options of {@link guardAnthropic}: `onVerdict`, `onReport` and `onToolChoice` hooks. Unknown keys are `E_CONFIG`. */
 export type GuardAnthropicOptions = GuardClientOptions<'anthropic'>
 
 /** A guarded turn's report, with `payload` typed as the whole `Message`. */
@@ -42,7 +42,8 @@ const RUN = 'runToolCalls (toolgate/anthropic)'
  * - `messages.create` sends `tools` through `gate.filterTools` (the caller's body is copied, not
  *   changed): the model is only offered what this caller may call. A `tool_choice` naming a
  *   removed tool (or `any` when no tool is left) is sent as `{ type: 'auto' }` (keeping
- *   `disable_parallel_tool_use`): never a removed tool's name (README "Tool choice").
+ *   `disable_parallel_tool_use`): never a removed tool's name (README "Tool choice");
+ *   `options.onToolChoice` is told why.
  * - A whole message is `gate.guardAsync`-ed (engines awaited) and answered with repaired `input`
  *   written back; refused `tool_use` blocks stay in it, their refusals in
  *   {@link toolgateReport}`(message).feedback`. Pass the message to {@link runToolCalls}.

@@ -56,9 +56,24 @@ export interface GuardClientOptions<D extends ClientDialect = ClientDialect> {
    * Awaited when it returns a promise; a throw fails the request (or the stream's end).
    */
   onReport?: (report: TurnReport<D>, info: ReportInfo) => void | Promise<void>
+  /**
+   * Told when a request's `tool_choice` named a tool the filter removed for this caller (or
+   * forced a call with no tool left) and was sent as `auto` instead (README "Tool choice"):
+   * `why` names the tool, for the host's log — the model never sees it. Called before the request
+   * is sent; a throw fails the request.
+   */
+  onToolChoice?: (why: string, info: ToolChoiceInfo) => void
 }
 
-const OPTION_KEYS: ReadonlySet<string> = new Set(['onVerdict', 'onReport'])
+/** What a guarded client tells `onToolChoice` besides why. */
+export interface ToolChoiceInfo {
+  /** The dialect of the request (`'openai'`, `'openai-responses'`, `'anthropic'`). */
+  dialect: ClientDialect
+  /** The caller the tools were filtered for. */
+  context: CallContext
+}
+
+const OPTION_KEYS: ReadonlySet<string> = new Set(['onVerdict', 'onReport', 'onToolChoice'])
 
 /** Where a guarded response or stream keeps its turn. */
 interface Entry {
@@ -86,7 +101,7 @@ export function checkGuardArgs(where: string, client: unknown, gate: unknown, ct
   if (!isObj(options)) throw new ToolGateError('E_CONFIG', `${where}: options must be an object`)
   const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.has(k))
   if (unknown.length > 0) {
-    throw new ToolGateError('E_CONFIG', `${where}: unknown option ${unknown.map((k) => `\`${k}\``).join(', ')} (expected onVerdict, onReport)`)
+    throw new ToolGateError('E_CONFIG', `${where}: unknown option ${unknown.map((k) => `\`${k}\``).join(', ')} (expected onVerdict, onReport, onToolChoice)`)
   }
   for (const k of OPTION_KEYS) {
     if (options[k] !== undefined && typeof options[k] !== 'function') throw new ToolGateError('E_CONFIG', `${where}: ${k} must be a function`)
@@ -124,7 +139,8 @@ export function guardedCreate(
   const { gate, dialect, options, where } = spec
   return function create(body: unknown, ...rest: unknown[]): unknown {
     const context = contextOf(spec.ctx, where)
-    const sent = filterBody(body, gate, dialect, context)
+    const told = options.onToolChoice
+    const sent = filterBody(body, gate, dialect, context, told === undefined ? undefined : (why) => told(why, { dialect, context }))
     // Created before the request so a gate that cannot stream (E_ASYNC) fails before anything is sent.
     const toolStream = isObj(sent) && sent.stream === true ? gate.stream({ ...context, dialect }) : undefined
     const promise = original.call(resource, sent, ...rest) as Partial<ThenUnwrap> | null

@@ -20,7 +20,7 @@ import { gateRunnableTools, RunLedger } from './openai-run-tools'
 import { itemKinds } from './openai-answer'
 import { fitToolChoice } from '../request-tool-choice'
 
-export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, VerdictInfo } from './openai-guarded-turns'
+export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, ToolChoiceInfo, VerdictInfo } from './openai-guarded-turns'
 export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
 export { answer, type ChatToolResult, type ResponsesToolResult } from './openai-answer'
 export type { ToolResults } from './answer-plan'
@@ -33,7 +33,7 @@ type Response = OpenAI.Responses.Response
 type ResponseStreamEvent = OpenAI.Responses.ResponseStreamEvent
 type ResponseInputItem = OpenAI.Responses.ResponseInputItem
 
-/** Options of {@link guardOpenAI}: `onVerdict` and `onReport` hooks. Unknown keys are `E_CONFIG`. */
+/** Options of {@link guardOpenAI}: `onVerdict`, `onReport` and `onToolChoice` hooks. Unknown keys are `E_CONFIG`. */
 export type GuardOpenAIOptions = GuardClientOptions<'openai' | 'openai-responses'>
 
 /** A guarded turn's report, with `payload` typed as the dialect's whole response. */
@@ -52,7 +52,7 @@ const RUN = 'runToolCalls (toolgate/openai)'
  *   call. A Chat Completions request left with no tool is sent without `tools`, `tool_choice` and
  *   `parallel_tool_calls` (the API refuses an empty list). A `tool_choice` that names a removed
  *   tool (or forces a call when no tool is left) is sent as `'auto'`: never a removed tool's
- *   name (README "Tool choice").
+ *   name (README "Tool choice"); `options.onToolChoice` is told why.
  * - A whole response is `gate.guardAsync`-ed (engines awaited) and answered with repaired
  *   arguments written back; refused calls stay in it, their refusals in
  *   {@link toolgateReport}`(response).feedback`. Pass the response to {@link runToolCalls}.
@@ -245,6 +245,7 @@ function guardedRunTools(
     // the runner reads `tool_choice` itself (and names a forced tool in its own answers): a
     // forced tool this caller may not see is `auto` from the start
     const fit = fitToolChoice(body.tool_choice, before, after, 'openai')
+    if (fit !== undefined) options.onToolChoice?.(fit.why, { dialect: 'openai', context })
     const params = fit === undefined ? { ...body, tools } : { ...body, tools, tool_choice: fit.toolChoice }
     return original.call(run.chat.completions, params, ...rest)
   }
