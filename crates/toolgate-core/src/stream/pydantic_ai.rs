@@ -14,8 +14,8 @@
 //! second `part_start` for a call's index, a delta or end for a part never started or already
 //! ended, and a stream that stops before every part's `part_end` are `E_PAYLOAD`. A
 //! `final_result` naming a call is forwarded only once that call is released (dropped if it is
-//! refused). Text and thinking parts pass live; `builtin-tool-call` parts pass and are reported
-//! as provider-executed. Agent-level events (`function_tool_call` …) are not a model stream:
+//! refused). Text, thinking, file, speech and compaction parts pass live; `builtin-tool-call`
+//! parts (and their deltas) pass and are reported as provider-executed. Agent-level events (`function_tool_call` …) are not a model stream:
 //! `E_PAYLOAD`. The assembled turn is a `ModelResponse` (`kind: "response"`, `parts`).
 
 use ahash::AHashMap;
@@ -30,7 +30,7 @@ use crate::json::parse::ParseError;
 use crate::json::pointer::Seg;
 
 /// Part kinds that pass as they are (`ModelResponsePart.part_kind`).
-const PLAIN_PARTS: [&str; 5] = ["text", "thinking", "file", "builtin-tool-call", "builtin-tool-return"];
+const PLAIN_PARTS: [&str; 7] = ["text", "thinking", "file", "speech", "compaction", "builtin-tool-call", "builtin-tool-return"];
 
 /// The Pydantic AI stream assembler.
 #[derive(Debug, Default)]
@@ -199,7 +199,10 @@ impl PydanticAiStream {
                 }
                 text.len()
             }
-            other => return Err(cx.err(&key(&dp, "part_delta_kind"), format!("a {:?} delta is not read", other.chars().take(40).collect::<String>()))),
+            // audio, and the arguments of a tool the provider runs itself: passed, not gated
+            "speech" => cx.bytes,
+            "tool_call" if p.value.get("part_kind").and_then(Value::as_str) == Some("builtin-tool-call") => cx.bytes,
+            other => return Err(cx.err(&key(&dp, "part_delta_kind"), format!("a {:?} delta is not read here", other.chars().take(40).collect::<String>()))),
         };
         let out = p.out;
         cx.keep(added)?;
