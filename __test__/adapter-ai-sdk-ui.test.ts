@@ -212,3 +212,15 @@ describe('gateUIMessages on what a client sends back', () => {
     await expect(gateUIMessages([assistant], new ToolGate(gateConfig), caller)).rejects.toMatchObject({ code: 'E_PAYLOAD' })
   })
 })
+
+describe('filterTools with dialect ai-sdk-ui', () => {
+  it('keeps the server tool record by key, live tool objects untouched', () => {
+    const kept = new ToolGate(gateConfig).filterTools(clientTools, { ...caller, dialect: 'ai-sdk-ui' })
+    expect(Object.keys(kept)).toEqual(['get_weather', 'delete_file'])
+    expect(kept.get_weather).toBe(clientTools.get_weather)
+  })
+
+  it('refuses a tool list of another shape', () => {
+    expect(() => new ToolGate(gateConfig).filterTools([{ name: 'get_weather' }], { dialect: 'ai-sdk-ui' })).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
+  })
+})

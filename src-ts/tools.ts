@@ -10,7 +10,7 @@ import type { Dialect } from './types'
 type Visible = (names: string[]) => boolean[]
 type FilterJson = (dialect: string, tools: string) => string
 
-const LIVE_OBJECT_DIALECTS: ReadonlySet<Dialect> = new Set(['ai-sdk', 'langchain'])
+const LIVE_OBJECT_DIALECTS: ReadonlySet<Dialect> = new Set(['ai-sdk', 'ai-sdk-ui', 'langchain'])
 
 /** The name a LangChain tool goes by: a tool instance or spec (`name`), or an OpenAI-format definition (`function.name`). */
 function langchainName(t: unknown): string | undefined {
@@ -24,7 +24,7 @@ function langchainName(t: unknown): string | undefined {
 /** Filters `tools` in `dialect`'s shape; see `ToolGate.filterTools`. */
 export function filterToolList<T>(tools: T, dialect: Dialect, visible: Visible, filterJson: FilterJson): T {
   if (LIVE_OBJECT_DIALECTS.has(dialect)) {
-    if (dialect === 'ai-sdk' && tools !== null && typeof tools === 'object' && !Array.isArray(tools)) {
+    if ((dialect === 'ai-sdk' || dialect === 'ai-sdk-ui') && tools !== null && typeof tools === 'object' && !Array.isArray(tools)) {
       const record = tools as Record<string, unknown>
       const names = Object.keys(record)
       const keep = visible(names)
