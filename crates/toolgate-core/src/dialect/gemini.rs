@@ -70,6 +70,9 @@ impl Codec for Gemini {
 
     fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
         let mut r = Reader::default();
+        if let Value::Object(m) = payload {
+            live::refuse_mixed(m)?;
+        }
         match payload {
             Value::Object(m) if m.contains_key("candidates") => {
                 let cp = key(&[], "candidates");

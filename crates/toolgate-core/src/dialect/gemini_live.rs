@@ -37,6 +37,17 @@ pub(super) fn is_live(m: &Map<String, Value>) -> bool {
     !m.contains_key("candidates") && !m.contains_key("parts") && LIVE_KEYS.iter().any(|k| m.get(*k).is_some_and(|v| !v.is_null()))
 }
 
+/// `E_PAYLOAD` when `m` is both a response or content (`candidates`, `parts`) and a Live message:
+/// a host reading the Live member would run calls the gate never read.
+pub(super) fn refuse_mixed(m: &Map<String, Value>) -> Result<(), GateError> {
+    let shape = ["candidates", "parts"].into_iter().find(|k| m.contains_key(*k));
+    let live = LIVE_KEYS.iter().find(|k| m.get(**k).is_some_and(|v| !v.is_null()));
+    match (shape, live) {
+        (Some(s), Some(l)) => Err(super::broken(D, &[], format!("both `{s}` and the Live message member `{l}`: the two would be read differently, so the payload is refused"))),
+        _ => Ok(()),
+    }
+}
+
 /// The `toolCall` member under either spelling (both is `E_PAYLOAD`).
 fn tool_call(m: &Map<String, Value>) -> Result<Option<(&'static str, &Value)>, GateError> {
     super::member(&[], m, "toolCall", "tool_call")
