@@ -4,6 +4,7 @@ pub mod coerce;
 pub mod flag;
 pub mod compile;
 pub mod message;
+pub mod references;
 pub mod registry;
 pub mod types;
 

@@ -5,14 +5,12 @@
 //! Hostile configs are bounded here: at most [`MAX_SCHEMAS`] documents of at most
 //! [`MAX_SCHEMA_BYTES`] together, each at most [`MAX_SCHEMA_DEPTH`] deep; and a reference cycle
 //! that never consumes the instance (`A → $ref B → allOf → $ref A`), which a validator would
-//! either loop on or silently read as `true`, is refused (see [`check_references`]).
+//! either loop on or silently read as `true`, is refused (`schema/references.rs`).
 
-use std::collections::HashSet;
-
-use jsonschema::{Draft, Registry};
-use referencing::{Resolver, ResourceRef};
+use jsonschema::Registry;
 use serde_json::Value;
 
+pub(crate) use super::references::check_references;
 use crate::error::GateError;
 
 /// Most documents `schemas` may hold.
@@ -21,11 +19,7 @@ pub const MAX_SCHEMAS: usize = 256;
 pub const MAX_SCHEMA_BYTES: usize = 4 << 20;
 /// Deepest nesting of arrays and objects in one document of `schemas`.
 pub const MAX_SCHEMA_DEPTH: usize = 100;
-/// Longest chain of nested schemas (through `$ref`s, across documents) the reference check
-/// follows; past it a schema is refused as too deep to compile safely.
-pub const MAX_REF_DEPTH: usize = 128;
-/// Most schema locations the reference check visits for one schema.
-const MAX_VISITS: usize = 200_000;
+pub use super::references::MAX_REF_DEPTH;
 
 /// The prepared registry of a gate's `schemas` (empty when the config has none).
 #[derive(Debug, Default)]
@@ -138,130 +132,6 @@ pub(crate) fn describe(msg: &str) -> String {
         format!("{msg} (remote schemas are never fetched: add the document to the config's `schemas`)")
     } else {
         msg.to_string()
-    }
-}
-
-/// Whether `r` (against the resolver's base) names one of the drafts' meta-schemas.
-fn is_meta_schema(resolver: &Resolver<'_>, r: &str) -> bool {
-    let base = resolver.base_uri();
-    let Ok(uri) = resolver.resolve_uri(&base.borrow(), r) else { return false };
-    let s = uri.as_str();
-    s.starts_with("https://json-schema.org/draft") || s.starts_with("http://json-schema.org/draft")
-}
-
-/// Keywords whose subschema applies to the same instance (evaluated "in place").
-const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
-const IN_PLACE_MANY: [&str; 3] = ["allOf", "anyOf", "oneOf"];
-/// Keywords whose subschema applies to a part of the instance.
-const CONSUMING_ONE: [&str; 7] =
-    ["additionalProperties", "additionalItems", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"];
-const CONSUMING_MAP: [&str; 2] = ["properties", "patternProperties"];
-/// Maps of subschemas not applied by themselves (reached by `$ref`), walked for their own cycles.
-const HELD_MAP: [&str; 2] = ["$defs", "definitions"];
-
-/// One subschema to visit: where it is, the resolver of its base URI, its draft, and whether it
-/// applies to the same instance as its parent.
-struct Edge<'r> {
-    schema: &'r Value,
-    resolver: Resolver<'r>,
-    draft: Draft,
-    in_place: bool,
-    /// Reached through `$ref`: the resolver is already at the target's own base URI.
-    via_ref: bool,
-}
-
-/// Walks `schema` (with `resolver` at its base URI) and everything it references, and refuses:
-/// a `$ref` that resolves nowhere (naming it; remote URIs are never fetched), a cycle of
-/// references that never consumes the instance, and chains of nested schemas deeper than
-/// [`MAX_REF_DEPTH`] (which a validator would compile recursively). Bounded by a visit count.
-pub(crate) fn check_references<'r>(schema: &'r Value, resolver: &Resolver<'r>, draft: Draft) -> Result<(), String> {
-    let mut w = Walk { visits: 0, done: HashSet::new(), in_place_done: HashSet::new() };
-    w.visit(schema, resolver.clone(), draft, true, 0, &mut Vec::new())
-}
-
-struct Walk {
-    visits: usize,
-    /// Fully visited locations (identity of the schema value).
-    done: HashSet<*const Value>,
-    /// Locations whose in-place closure is known to be free of cycles.
-    in_place_done: HashSet<*const Value>,
-}
-
-impl Walk {
-    /// `stack`: the locations evaluated in place on the same instance down to this one.
-    /// `entered`: `resolver` is already at this schema's own base URI (a `$ref` target, or the
-    /// document itself), so its `$id` is not applied again.
-    fn visit<'r>(&mut self, schema: &'r Value, resolver: Resolver<'r>, draft: Draft, entered: bool, depth: usize, stack: &mut Vec<*const Value>) -> Result<(), String> {
-        let here = schema as *const Value;
-        if stack.contains(&here) {
-            return Err("a cycle of references that never descends into the arguments (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` back to a schema already being applied to the same value); such a schema has no meaning".into());
-        }
-        if depth > MAX_REF_DEPTH {
-            return Err(format!("schemas nested (through `$ref`) deeper than {MAX_REF_DEPTH} levels"));
-        }
-        let first = self.done.insert(here);
-        if !first && self.in_place_done.contains(&here) {
-            return Ok(());
-        }
-        self.visits += 1;
-        if self.visits > MAX_VISITS {
-            return Err(format!("more than {MAX_VISITS} schema locations to check"));
-        }
-        let Value::Object(o) = schema else { return Ok(()) };
-        let resolver = match ResourceRef::new(schema, draft).id() {
-            Some(_) if !entered => resolver.in_subresource(ResourceRef::new(schema, draft)).map_err(|e| describe(&e.to_string()))?,
-            _ => resolver,
-        };
-        let mut edges: Vec<Edge<'r>> = Vec::new();
-        if let Some(Value::String(r)) = o.get("$ref") {
-            // the drafts' own meta-schemas are built in (and have no cycles)
-            if !is_meta_schema(&resolver, r) {
-                let resolved = resolver.lookup(r).map_err(|e| format!("`$ref` `{r}` resolves nowhere: {}", describe(&e.to_string())))?;
-                let (target, resolver, draft) = resolved.into_inner();
-                // jsonschema skips a schema's reference to itself; it is refused here all the same
-                edges.push(Edge { schema: target, resolver, draft, in_place: true, via_ref: true });
-            }
-        }
-        let one = |k: &str, in_place: bool, edges: &mut Vec<Edge<'r>>| {
-            if let Some(s) = o.get(k) {
-                edges.push(Edge { schema: s, resolver: resolver.clone(), draft, in_place, via_ref: false });
-            }
-        };
-        for k in IN_PLACE_ONE {
-            one(k, true, &mut edges);
-        }
-        for k in CONSUMING_ONE {
-            one(k, false, &mut edges);
-        }
-        for k in IN_PLACE_MANY.iter().chain(["prefixItems"].iter()) {
-            if let Some(Value::Array(a)) = o.get(*k) {
-                let in_place = *k != "prefixItems";
-                edges.extend(a.iter().map(|s| Edge { schema: s, resolver: resolver.clone(), draft, in_place, via_ref: false }));
-            }
-        }
-        match o.get("items") {
-            Some(Value::Array(a)) => edges.extend(a.iter().map(|s| Edge { schema: s, resolver: resolver.clone(), draft, in_place: false, via_ref: false })),
-            Some(s) => edges.push(Edge { schema: s, resolver: resolver.clone(), draft, in_place: false, via_ref: false }),
-            None => {}
-        }
-        for (k, in_place) in CONSUMING_MAP.iter().map(|k| (*k, false)).chain(HELD_MAP.iter().map(|k| (*k, false))).chain([("dependentSchemas", true), ("dependencies", true)]) {
-            if let Some(Value::Object(m)) = o.get(k) {
-                // `dependencies` values that are arrays are property lists, not schemas
-                edges.extend(m.values().filter(|s| s.is_object() || s.is_boolean()).map(|s| Edge { schema: s, resolver: resolver.clone(), draft, in_place, via_ref: false }));
-            }
-        }
-        stack.push(here);
-        for e in edges {
-            if e.in_place {
-                self.visit(e.schema, e.resolver, e.draft, e.via_ref, depth + 1, stack)?;
-            } else if !self.done.contains(&(e.schema as *const Value)) {
-                // a new instance: the in-place chain starts afresh
-                self.visit(e.schema, e.resolver, e.draft, e.via_ref, depth + 1, &mut Vec::new())?;
-            }
-        }
-        stack.pop();
-        self.in_place_done.insert(here);
-        Ok(())
     }
 }
 
