@@ -161,7 +161,8 @@ impl Codec for Gemini {
     }
 
     /// `tools` is a list of Tool objects, or a request / config holding one under `tools` (or
-    /// under `config.tools`, the js-genai `generateContent` parameters). In each Tool,
+    /// under `config.tools`, the js-genai `generateContent` and `live.connect` parameters, or
+    /// `setup.tools`, the Live API's first client message). In each Tool,
     /// `functionDeclarations` keeps the declared functions (a declaration without a name is
     /// `E_PAYLOAD`); every other member is a provider capability with no function name
     /// (`googleSearch`, `codeExecution`, `urlContext`, `computerUse` …) and is kept only when a
@@ -171,8 +172,8 @@ impl Codec for Gemini {
             Vec::new()
         } else if tools.get("tools").is_some() {
             key(&[], "tools")
-        } else if tools.get("config").and_then(|c| c.get("tools")).is_some() {
-            key(&key(&[], "config"), "tools")
+        } else if let Some(k) = ["config", "setup"].into_iter().find(|k| tools.get(*k).and_then(|c| c.get("tools")).is_some()) {
+            key(&key(&[], k), "tools")
         } else {
             return Err(broken(D, &[], format!("expected a list of Tool objects or a request holding `tools`, got {}", type_name(tools))));
         };
