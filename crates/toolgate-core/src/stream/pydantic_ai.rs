@@ -268,11 +268,13 @@ impl PydanticAiStream {
             (false, Some(_)) => t.allowed_text().map(Value::String),
             _ => None,
         };
-        let waiting: Vec<Value> = {
-            let (mine, rest): (Vec<(usize, Value)>, Vec<(usize, Value)>) = std::mem::take(&mut self.finals).into_iter().partition(|(c, _)| *c == call);
-            self.finals = rest;
-            mine.into_iter().map(|(_, v)| v).collect()
-        };
+        let mut waiting: Vec<Value> = Vec::new();
+        self.finals.retain_mut(|(c, v)| {
+            if *c == call {
+                waiting.push(std::mem::take(v));
+            }
+            *c != call
+        });
         let (Some(args), true) = (args, allowed) else { return Ok(()) };
         let Some(p) = self.parts.get_mut(pos) else { return Ok(()) };
         let out = self.out_next;
