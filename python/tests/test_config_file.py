@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import pytest
@@ -80,7 +81,12 @@ def test_key_file_resolves_against_the_config_folder(tmp_path):
     assert ToolGate.from_file(tmp_path / "g.json").public_key == key["publicKey"]
 
 
-def test_remote_state_is_refused_not_silently_local():
+def test_remote_state_is_never_silently_local():
+    # nothing listens on port 1: a gate with state.redis refuses rather than deciding from memory
+    gate = ToolGate({"tools": [{"name": "t"}], "rateLimits": [{"tools": ["t"], "per": "session", "max": 9, "windowSeconds": 60}], "state": {"redis": {"url": "redis://127.0.0.1:1", "timeoutMs": 50}}})
+    assert gate.remote_state
     with pytest.raises(ToolGateError) as e:
-        ToolGate({"tools": [], "state": {"redis": {"url": "redis://127.0.0.1:6379"}}})
-    assert e.value.code == "E_CONFIG" and "state.redis" in e.value.message
+        gate.check("t", {})
+    assert e.value.code == "E_ASYNC" and "state.redis" in e.value.message
+    v = asyncio.run(gate.acheck("t", {}))
+    assert not v.allowed and v.reason == "state_unavailable"

@@ -3,6 +3,7 @@ is the Rust core's (through ``toolgate._native``), the same as the Node package'
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import weakref
@@ -21,6 +22,11 @@ from ._tools import filter_tool_list
 from ._verdict import Verdict, from_native
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _remote_sync(method: str) -> ToolGateError:
+    return ToolGateError("E_ASYNC", f"{method}: this gate keeps its state in Redis (state.redis), which a sync call would block its caller waiting for; use `await gate.a{method}(...)`")
 
 Context = Union[CallContext, Mapping[str, Any]]
 """A caller: a :class:`CallContext` (or any mapping with its keys)."""
@@ -43,7 +49,7 @@ class ToolGate:
     {'limit': 10}
     """
 
-    __slots__ = ("_gate", "_check", "_tools", "_writes", "_audit", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
+    __slots__ = ("_gate", "_remote", "_check", "_tools", "_writes", "_audit", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
 
     def __init__(
         self,
@@ -83,10 +89,6 @@ class ToolGate:
         else:
             raise ToolGateError("E_CONFIG", f"config: expected a dict or JSON text, got {type(config).__name__}")
         sinks: Optional[Dict[str, Any]] = None
-        state = parsed.get("state") if isinstance(parsed, dict) else None
-        if isinstance(state, dict) and state.get("redis") is not None:
-            # never a silent fallback to per-process state: loop and taint would stop being shared
-            raise ToolGateError("E_CONFIG", "config at `state.redis`: remote state is not available in the Python package yet (the Node package and the proxies have it); remove it to keep state in this process")
         if isinstance(parsed, dict):
             prepared, sinks = prepare_config(parsed, _base_dir)
             if not text or prepared != parsed:
@@ -95,6 +97,7 @@ class ToolGate:
                     raise ToolGateError("E_CONFIG", f"config: cannot be serialized to JSON ({encoded.detail})")
                 text = encoded
         self._gate = _native.Gate(text)
+        self._remote = bool(self._gate.remote_state)
         self._check = self._gate.check
         self._tools = tuple(self._gate.tool_names())
         tools = parsed.get("tools") if isinstance(parsed, dict) else None
@@ -132,6 +135,19 @@ class ToolGate:
             self._audit.flush()
 
     @property
+    def remote_state(self) -> bool:
+        """Whether the gate keeps its state in Redis (``state.redis``): its sync decisions raise
+        ``E_ASYNC`` and the async ones wait for Redis on a worker thread."""
+        return self._remote
+
+    def close(self) -> None:
+        """Writes every buffered audit record, and drops the Redis connections of a gate with
+        ``state.redis`` (decisions after it are refused, ``state_unavailable``). A no-op for a
+        gate with neither."""
+        self.flush()
+        self._gate.close()
+
+    @property
     def audit_dropped(self) -> int:
         """Audit records lost since the gate was built (a full buffer or a failed sink)."""
         return int(self._gate.audit_dropped) + (self._audit.lost if self._audit is not None else 0)
@@ -160,7 +176,13 @@ class ToolGate:
         Returns ``passed`` (run ``arguments_json``, the caller's own text), ``repaired`` (run the
         repaired ``arguments``; each change is a flag), or a refusal with a model-readable
         ``message``. Never raises on model output; ``E_CONFIG`` for a ``ctx`` the host got wrong,
-        ``E_ASYNC`` when a plugged engine is asynchronous (use :meth:`acheck`)."""
+        ``E_ASYNC`` when a plugged engine is asynchronous, or the gate keeps its state in Redis
+        (``state.redis``; use :meth:`acheck`)."""
+        if self._remote:
+            raise _remote_sync("check")
+        return self._check_here(tool, args, ctx)
+
+    def _check_here(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None], ctx: Optional[Context]) -> Verdict:
         text = "" if args is None else json_text(args)
         c = context_text(ctx) if ctx else None
         tool = tool if type(tool) is str else str(tool)
@@ -179,17 +201,29 @@ class ToolGate:
 
     async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
         """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
-        Works on any gate; without engines it is :meth:`check` (sub-microsecond work is not
-        worth a thread hop)."""
+        Works on any gate; without engines and remote state it is :meth:`check` (sub-microsecond
+        work is not worth a thread hop). With remote state (``state.redis``) each decision waits
+        for Redis on a worker thread, never on the event loop."""
         text = "" if args is None else json_text(args)
-        if isinstance(text, Unreadable) or self._engines is None:
-            return self.check(tool, args, ctx)
+        if isinstance(text, Unreadable) or (self._engines is None and not self._remote):
+            return self._check_here(tool, args, ctx)
+        if self._engines is None:
+            return await self._off_loop(self._check_here, tool, args, ctx)
         c = context_text(ctx) if ctx else None
-        first, facts = self._stage_one(tool, text, c)
+        if self._audit is not None:
+            self._audit.decided(1)
+        first, facts = await self._off_loop(self._stage_one, tool, text, c)
         if facts is None:
             return first
         answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
-        return from_native(tool, self._check(tool, text, c, answer), text)
+        return await self._off_loop(lambda: from_native(tool, self._check(tool, text, c, answer), text))
+
+    async def _off_loop(self, fn: Callable[..., R], *args: Any) -> R:
+        """``fn(*args)`` here when the state is in memory; on a worker thread when it is in Redis
+        (the native call releases the GIL while it waits)."""
+        if not self._remote:
+            return fn(*args)
+        return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args))
 
     def _stage_one(self, tool: str, text: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []
@@ -206,7 +240,12 @@ class ToolGate:
         (the same subject). Policy, engines, loop and taint run again with the current state; if
         they still allow, the call's verdict (``passed``/``repaired``, with its exact arguments)
         is returned exactly once. An unknown, used, expired or other caller's token is
-        ``token_invalid``."""
+        ``token_invalid``. ``E_ASYNC`` on a gate with remote state (use :meth:`aconfirm`)."""
+        if self._remote:
+            raise _remote_sync("confirm")
+        return self._confirm_here(token, ctx)
+
+    def _confirm_here(self, token: str, ctx: Optional[Context]) -> Verdict:
         c = context_text(ctx) if ctx else None
         if self._engines is None:
             return self._confirm_native(token, c, None)
@@ -217,15 +256,16 @@ class ToolGate:
         return self._confirm_native(token, c, answer)
 
     async def aconfirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
-        """:meth:`confirm` awaiting asynchronous engines."""
+        """:meth:`confirm` awaiting asynchronous engines (and, with remote state, Redis on a
+        worker thread)."""
         if self._engines is None:
-            return self.confirm(token, ctx)
+            return await self._off_loop(self._confirm_here, token, ctx)
         c = context_text(ctx) if ctx else None
-        first, facts = self._confirm_stage_one(token, c)
+        first, facts = await self._off_loop(self._confirm_stage_one, token, c)
         if facts is None:
             return first
         answer = await ask_async(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
-        return self._confirm_native(token, c, answer)
+        return await self._off_loop(self._confirm_native, token, c, answer)
 
     def _confirm_native(self, token: str, c: Optional[str], engine: Optional[str], out: Optional[List[str]] = None) -> Verdict:
         if self._audit is not None and engine != "":
@@ -254,7 +294,13 @@ class ToolGate:
         ``payload`` is raw JSON text (the hot path: parsed once, strictly, in Rust) or a parsed
         value; ``ctx`` the caller (``subject=…, roles=[…], session=…``). A call's broken
         arguments refuse that call only; a broken turn raises ``E_PAYLOAD`` naming the dialect
-        and JSON path; an unknown dialect, or a turn ``"auto"`` cannot tell, ``E_DIALECT``."""
+        and JSON path; an unknown dialect, or a turn ``"auto"`` cannot tell, ``E_DIALECT``;
+        ``E_ASYNC`` on a gate with remote state (use :meth:`aguard`)."""
+        if self._remote:
+            raise _remote_sync("guard")
+        return self._guard_here(payload, dialect, protocol_version, ctx)
+
+    def _guard_here(self, payload: Any, dialect: str, protocol_version: Optional[str], ctx: Mapping[str, Any]) -> TurnReport:
         if self._engines is None:
             text = payload_text(payload, f"{dialect} payload")
             return read_report(self._guard_native(dialect, text, ctx, protocol_version, None, False), payload, text)
@@ -265,14 +311,15 @@ class ToolGate:
         return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
-        """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order)."""
+        """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order; with
+        remote state, Redis on a worker thread)."""
         if self._engines is None:
-            return self.guard(payload, dialect, protocol_version=protocol_version, **ctx)
-        text, first, questions = self._guard_stage_one(payload, dialect, ctx, protocol_version)
+            return await self._off_loop(self._guard_here, payload, dialect, protocol_version, ctx)
+        text, first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, ctx, protocol_version)
         if first is not None:
             return first
         answers = [("delegate" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
-        return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
+        return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text))
 
     def _guard_stage_one(self, payload: Any, dialect: str, ctx: Mapping[str, Any], pv: Optional[str]) -> "tuple[str, Optional[TurnReport], list]":
         text = payload_text(payload, f"{dialect} payload")
@@ -303,7 +350,7 @@ class ToolGate:
 
     def stream(self, dialect: str, **ctx: Any) -> ToolCallStream:
         """Guards a streamed model turn (``openai``, ``openai-responses``, ``anthropic``,
-        ``ai-sdk``, ``gemini``): push every event into the returned :class:`ToolCallStream`; each
+        ``ai-sdk``, ``gemini``, ``ai-sdk-ui``, ``pydantic-ai``): push every event into the returned :class:`ToolCallStream`; each
         call is decided the moment it completes, text is forwarded live, a call is held until
         complete and then released (repaired) or dropped, and ``end()`` answers the whole turn as
         :meth:`guard` would. Other dialects raise ``E_DIALECT``; a gate with engines ``E_ASYNC``."""

@@ -68,10 +68,5 @@ pub(crate) fn redis_store(config: &RedisConfig) -> std::result::Result<RedisStor
     RedisStore::new(config).map_err(|e| Error::new("E_CONFIG".to_string(), e.to_string()))
 }
 
-/// The `state.redis` block of a config's JSON text, when it has one (the core has already
-/// checked the config's shape; this reads only that block).
-pub(crate) fn redis_config_of(config_json: &str) -> Option<RedisConfig> {
-    let v: serde_json::Value = serde_json::from_str(config_json).ok()?;
-    let block = v.get("state")?.get("redis")?;
-    serde_json::from_value(block.clone()).ok()
-}
+/// The `state.redis` block of a config's JSON text (shared with the Python binding).
+pub(crate) use toolgate_redis::redis_config_of;

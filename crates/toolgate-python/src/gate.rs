@@ -26,6 +26,8 @@ const LONE_SURROGATE: &str = "the text holds a lone UTF-16 surrogate";
 #[pyclass(frozen, module = "toolgate._native")]
 pub struct Gate {
     pub(crate) inner: Arc<CoreGate>,
+    /// The Redis store built from the config's `state.redis`, when it has one.
+    redis: Option<Arc<toolgate_redis::RedisStore>>,
 }
 
 /// The caller from context JSON text (`None` or `""`: no context); `E_CONFIG` naming the key.
@@ -67,13 +69,38 @@ fn payload_text<'a>(py: Python<'_>, text: &'a Bound<'_, PyString>, what: &str) -
 #[pymethods]
 impl Gate {
     /// Compiles a gate from config JSON text; `ToolGateError` `E_CONFIG` naming what is wrong.
+    /// A config with `state.redis` gets a Redis store of its own (no connection is made here:
+    /// the first decision connects, and an unreachable Redis refuses it, `state_unavailable`).
     #[new]
     fn new(py: Python<'_>, config_json: PyBackedStr) -> PyResult<Self> {
         let text: &str = &config_json;
-        match py.detach(|| catch_unwind(|| CoreGate::from_json(text))) {
-            Ok(Ok(gate)) => Ok(Gate { inner: Arc::new(gate) }),
-            Ok(Err(e)) => Err(from_core(py, &e)),
-            Err(_) => Err(tool_gate_error(py, "E_CONFIG", "toolgate could not compile this config")),
+        let gate = match py.detach(|| catch_unwind(|| CoreGate::from_json(text))) {
+            Ok(Ok(gate)) => gate,
+            Ok(Err(e)) => return Err(from_core(py, &e)),
+            Err(_) => return Err(tool_gate_error(py, "E_CONFIG", "toolgate could not compile this config")),
+        };
+        match toolgate_redis::redis_config_of(text) {
+            None => Ok(Gate { inner: Arc::new(gate), redis: None }),
+            Some(rc) => {
+                let store = Arc::new(toolgate_redis::RedisStore::new(&rc).map_err(|e| tool_gate_error(py, "E_CONFIG", &e.to_string()))?);
+                let inner = Arc::new(gate.with_store(Arc::clone(&store) as Arc<dyn toolgate_core::state::StateStore>));
+                Ok(Gate { inner, redis: Some(store) })
+            }
+        }
+    }
+
+    /// Whether this gate's state is remote (Redis): the package refuses its sync decisions
+    /// (`E_ASYNC`) and runs the async ones off the event loop.
+    #[getter]
+    fn remote_state(&self) -> bool {
+        self.inner.has_remote_state()
+    }
+
+    /// Drops the Redis store's connections (a no-op in memory); decisions after it are refused
+    /// (`state_unavailable`).
+    fn close(&self) {
+        if let Some(r) = &self.redis {
+            r.close();
         }
     }
 
@@ -192,7 +219,8 @@ impl Gate {
 
     /// Raises a session's taint to `label`; `E_CONFIG` for a label `labels` does not declare.
     fn mark_session(&self, py: Python<'_>, session: PyBackedStr, label: PyBackedStr) -> PyResult<()> {
-        self.inner.mark_session(&session, &label).map_err(|e| from_core(py, &e))
+        let gate = &self.inner;
+        run_detached(py, "session", "E_STATE", || gate.mark_session(&session, &label))
     }
 
     /// Takes the buffered audit records (each line ending in `\n`; `""` when none or no audit).

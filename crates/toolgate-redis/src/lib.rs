@@ -7,9 +7,11 @@
 //! reconnects by itself, and every failure (unreachable, slower than `timeoutMs`, garbage) is a
 //! [`StateError`](toolgate_core::state::StateError), which the gate turns into a refusal.
 
+mod config_of;
 mod keys;
 mod pool;
 mod scripts;
 mod store;
 
+pub use config_of::redis_config_of;
 pub use store::{RedisStore, RedisStoreError};
