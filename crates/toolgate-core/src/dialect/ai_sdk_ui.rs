@@ -113,7 +113,7 @@ fn read(payload: &Value) -> Result<Found, GateError> {
                 message(msg, index(&[], i), &mut found, &mut ids)?;
             }
         }
-        Value::Object(m) if m.contains_key("messages") && !m.contains_key("parts") => {
+        Value::Object(m) if m.contains_key("messages") => {
             let lp = key(&[], "messages");
             for (i, msg) in shape::array(D, &lp, m.get("messages").unwrap_or(&Value::Null))?.iter().enumerate() {
                 message(msg, index(&lp, i), &mut found, &mut ids)?;

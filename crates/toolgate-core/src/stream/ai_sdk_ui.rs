@@ -268,14 +268,17 @@ impl UiStream {
     }
 
     /// A chunk about a decided call (`tool-output-*`, `tool-approval-request`): passed for an
-    /// allowed or provider-run call, dropped for a refused one, `E_PAYLOAD` for any other id.
+    /// allowed or provider-run call, dropped for a refused one (or one the SDK answered with
+    /// `tool-input-error`), `E_PAYLOAD` for any other id.
     fn about_call(&mut self, cx: &mut Cx<'_>, ev: Map<String, Value>, kind: &str) -> Result<(), GateError> {
         let id = Self::id(cx, &ev)?.to_owned();
-        let stand = self.tools.get(&id).map(|t| t.stand);
+        let stand = self.tools.get(&id).map(|t| (t.stand, t.provider));
         match stand {
-            Some(Stand::Decided { allowed: false }) => return Ok(()),
-            Some(Stand::Decided { allowed: true }) => {}
-            Some(Stand::Provider) => {
+            // refused by the gate, or (not run by the provider) answered upstream with
+            // `tool-input-error`: the client keeps that answer
+            Some((Stand::Decided { allowed: false }, _) | (Stand::Answered, false)) => return Ok(()),
+            Some((Stand::Decided { allowed: true }, _)) => {}
+            Some((Stand::Provider | Stand::Answered, true)) => {
                 cx.keep(cx.bytes)?;
                 let part = self.tools.get(&id).and_then(|t| t.part).and_then(|p| self.parts.get_mut(p));
                 if let Some(part) = part {
