@@ -1,6 +1,8 @@
-// A small flag parser shared by the CLI subcommands: `--name value`, `--name=value`, and
-// switches (`--help`). Every error names the flag and what was expected, so the caller can
-// print it as it is and exit 2.
+// The one flag parser of the CLI subcommands, over Node's own `util.parseArgs` (which splits
+// `--name value`, `--name=value`, `-h` and `--`): this file adds what the commands promise on
+// top — every error names the flag and what was expected (the caller prints it and exits 2), a
+// dash-word is never taken as a flag's value, a flag is given once unless it repeats.
+import { parseArgs } from 'node:util'
 
 /** What a command accepts: flags that take a value (with a hint for errors), and switches. */
 export interface FlagSpec {
@@ -10,6 +12,12 @@ export interface FlagSpec {
   switches?: string[]
   /** Short aliases, e.g. `{ h: 'help' }`. */
   aliases?: Record<string, string>
+  /** Flag name → hint, for flags taking a value that may be given more than once (kept in order in `lists`). */
+  repeatable?: Record<string, string>
+  /** Flag name → hint, for flags whose value is optional: `--name` alone, or `--name=value` (a following word is never its value). */
+  optional?: Record<string, string>
+  /** Whether words after `--` are accepted (returned in `rest`); without it `--` is an error. */
+  rest?: boolean
 }
 
 /** A usage error: the message names the flag; the command prints it and exits 2. */
@@ -24,56 +32,68 @@ export class UsageError extends Error {
 export interface ParsedFlags {
   values: Record<string, string>
   switches: Set<string>
+  /** The values of each repeatable flag given, in order. */
+  lists: Record<string, string[]>
+  /** Optional-value flags given: `true` alone, else each `=value` given, in order. */
+  optional: Record<string, true | string[]>
+  /** The words after `--` (with `rest: true`). */
+  rest: string[]
 }
+
+const own = (o: Record<string, string> | undefined, k: string): boolean => o !== undefined && Object.prototype.hasOwnProperty.call(o, k)
 
 /** Parses `argv` against `spec`; throws {@link UsageError} on anything it does not accept. */
 export function parseFlags(argv: string[], spec: FlagSpec): ParsedFlags {
-  const values: Record<string, string> = {}
-  const switches = new Set<string>()
+  const out: ParsedFlags = { values: {}, switches: new Set(), lists: {}, optional: {}, rest: [] }
   const switchNames = new Set(spec.switches ?? [])
-  const known = () =>
-    [...Object.keys(spec.values), ...switchNames].map((n) => `--${n}`).join(', ')
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    let name: string
-    let inline: string | undefined
-    if (arg.startsWith('--') && arg.length > 2) {
-      const eq = arg.indexOf('=')
-      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-      inline = eq === -1 ? undefined : arg.slice(eq + 1)
-    } else if (arg.startsWith('-') && arg.length === 2 && spec.aliases?.[arg[1]] !== undefined) {
-      name = spec.aliases[arg[1]]
-    } else if (arg.startsWith('-') && arg !== '-') {
-      throw new UsageError(`unknown flag \`${arg}\` (expected one of ${known()})`)
-    } else {
-      throw new UsageError(`unexpected argument \`${arg}\`: every input is given by a flag (${known()})`)
+  const known = () => [...Object.keys(spec.values), ...Object.keys(spec.repeatable ?? {}), ...Object.keys(spec.optional ?? {}), ...switchNames].map((n) => `--${n}`).join(', ')
+  type Opt = { type: 'string' | 'boolean'; short?: string; multiple?: boolean }
+  const options: Record<string, Opt> = {}
+  for (const n of Object.keys(spec.values)) options[n] = { type: 'string' }
+  for (const n of Object.keys(spec.repeatable ?? {})) options[n] = { type: 'string', multiple: true }
+  for (const n of [...switchNames, ...Object.keys(spec.optional ?? {})]) options[n] = { type: 'boolean' }
+  for (const [short, long] of Object.entries(spec.aliases ?? {})) if (options[long] !== undefined) options[long].short = short
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true })
+  for (const t of tokens) {
+    if (t.kind === 'option-terminator') {
+      if (!spec.rest) throw new UsageError(`unexpected argument \`--\`: every input is given by a flag (${known()})`)
+      out.rest = argv.slice(t.index + 1)
+      break
+    }
+    if (t.kind === 'positional') {
+      throw new UsageError(`unexpected argument \`${t.value}\`: every input is given by a flag (${known()})`)
+    }
+    const { name, rawName } = t
+    if (!Object.prototype.hasOwnProperty.call(options, name) || (rawName.startsWith('-') && !rawName.startsWith('--') && spec.aliases?.[rawName.slice(1)] !== name)) {
+      throw new UsageError(`unknown flag \`${rawName}\` (expected one of ${known()})`)
     }
     if (switchNames.has(name)) {
-      if (inline !== undefined) throw new UsageError(`--${name} takes no value, got \`${arg}\``)
-      switches.add(name)
+      if (t.inlineValue) throw new UsageError(`--${name} takes no value, got \`${rawName}=${t.value}\``)
+      out.switches.add(name)
       continue
     }
-    const hint = spec.values[name]
-    if (hint === undefined || !Object.prototype.hasOwnProperty.call(spec.values, name)) {
-      throw new UsageError(`unknown flag \`--${name}\` (expected one of ${known()})`)
+    if (own(spec.optional, name)) {
+      if (!t.inlineValue) out.optional[name] = true
+      else if (t.value === '') throw new UsageError(`--${name}= needs ${spec.optional![name]}`)
+      else if (out.optional[name] !== true) out.optional[name] = [...((out.optional[name] as string[] | undefined) ?? []), t.value!]
+      continue
     }
-    let value = inline
-    if (value === undefined) {
-      const next = argv[i + 1]
-      // `-` alone is a value (stdin); any other dash-word is the next flag, not a value
-      if (next === undefined || (next.startsWith('-') && next !== '-')) {
-        throw new UsageError(`--${name} needs a value: ${hint}`)
-      }
-      value = next
-      i++
+    const hint = own(spec.repeatable, name) ? spec.repeatable![name] : spec.values[name]
+    // `-` alone is a value (stdin); any other dash-word is the next flag, not a value
+    const value = t.value
+    if (value === undefined || value === '' || (!t.inlineValue && value.startsWith('-') && value !== '-')) {
+      throw new UsageError(`--${name} needs a value: ${hint}`)
     }
-    if (value === '') throw new UsageError(`--${name} needs a value: ${hint}`)
-    if (Object.prototype.hasOwnProperty.call(values, name)) {
+    if (own(spec.repeatable, name)) {
+      ;(out.lists[name] ??= []).push(value)
+      continue
+    }
+    if (Object.prototype.hasOwnProperty.call(out.values, name)) {
       throw new UsageError(`--${name} is given twice; give it once (${hint})`)
     }
-    values[name] = value
+    out.values[name] = value
   }
-  return { values, switches }
+  return out
 }
 
 /** Reads a `--format` value: `pretty` (default) or `json`. */

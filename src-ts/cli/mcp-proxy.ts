@@ -12,6 +12,7 @@ import { McpConfigReloads } from '../proxy/mcp-reload'
 import { GateState } from '../state'
 import { redactSecrets, redactUrl } from '../proxy/redact-url'
 import type { CallContext, ToolGateConfig } from '../types'
+import { parseFlags, UsageError, type FlagSpec } from './args'
 import { deferredLog } from './log'
 import { loadProxyConfig } from './proxy-config'
 
@@ -128,118 +129,72 @@ interface Parsed {
   stateUrl?: string
 }
 
+const FLAGS: FlagSpec = {
+  values: {
+    config: 'a toolgate config file (.json, .yaml)',
+    subject: 'the caller subject',
+    session: 'a session id',
+    'state-url': 'a Redis URL (redis://host:port)',
+    'pins-file': 'a file to keep approved tool definitions in',
+    'max-message-bytes': 'a whole number of bytes, at least 1024',
+    listen: '[HOST:]PORT (e.g. 127.0.0.1:8808, [::1]:8808 or 8808)',
+    'upstream-url': 'an http:// or https:// URL of an MCP server',
+    'token-env': 'the name of an environment variable',
+  },
+  repeatable: { role: 'a role of the caller', 'allow-origin': 'an origin (scheme://host[:port], no path)' },
+  optional: { 'accept-tool-changes': 'tool names separated by commas (or no value: every tool)' },
+  switches: ['filter-list', 'allow-remote', 'help'],
+  aliases: { h: 'help' },
+  rest: true,
+}
+
 function parse(argv: string[]): Parsed | string {
-  const out: Parsed = { filterList: false, allowRemote: false, maxMessageBytes: DEFAULT_MAX, server: [] }
-  let i = 0
-  const value = (): string | undefined => {
-    const v = argv[++i]
-    return v === undefined || v === '--' || v === '' ? undefined : v
+  let flags
+  try {
+    flags = parseFlags(argv, FLAGS)
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err
+    return err.message.startsWith('unexpected argument') ? `${err.message} (the server command goes after \`--\`)` : err.message
   }
-  const once = new Set<string>()
-  for (; i < argv.length; i++) {
-    const a = argv[i]
-    if (a === '--') {
-      out.server = argv.slice(i + 1)
-      break
+  const { values: v, lists, switches, optional } = flags
+  const out: Parsed = { filterList: switches.has('filter-list'), allowRemote: switches.has('allow-remote'), maxMessageBytes: DEFAULT_MAX, server: flags.rest }
+  out.configPath = v.config
+  out.stateUrl = v['state-url']
+  out.subject = v.subject
+  out.session = v.session
+  out.pinsFile = v['pins-file']
+  out.roles = lists.role
+  const accept = optional['accept-tool-changes']
+  if (accept !== undefined) {
+    // no value: every tool; `=a,b`: those tools (a following word is never taken as the value)
+    if (accept === true) out.acceptToolChanges = true
+    else {
+      const names = accept.flatMap((a) => a.split(',').map((n) => n.trim()))
+      if (names.some((n) => n === '')) return '--accept-tool-changes= needs tool names separated by commas (or no value: every tool)'
+      out.acceptToolChanges = names
     }
-    const eq = a.indexOf('=')
-    const [flag, inline] = a.startsWith('--') && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined]
-    const need = (): string | undefined => (inline === undefined ? value() : inline === '' ? undefined : inline)
-    if (['--config', '--subject', '--session', '--pins-file', '--max-message-bytes', '--listen', '--upstream-url', '--token-env', '--state-url'].includes(flag)) {
-      if (once.has(flag)) return `${flag} is given twice; give it once`
-      once.add(flag)
-    }
-    switch (flag) {
-      case '--config': {
-        const v = need()
-        if (v === undefined) return '--config needs a file'
-        out.configPath = v
-        break
-      }
-      case '--state-url': {
-        const v = need()
-        if (v === undefined) return '--state-url needs a Redis URL (redis://host:port)'
-        out.stateUrl = v
-        break
-      }
-      case '--filter-list':
-        if (inline !== undefined) return '--filter-list takes no value'
-        out.filterList = true
-        break
-      case '--subject': {
-        const v = need()
-        if (v === undefined) return '--subject needs a name'
-        out.subject = v
-        break
-      }
-      case '--role': {
-        const v = need()
-        if (v === undefined) return '--role needs a role'
-        ;(out.roles ??= []).push(v)
-        break
-      }
-      case '--session': {
-        const v = need()
-        if (v === undefined) return '--session needs an id'
-        out.session = v
-        break
-      }
-      case '--pins-file': {
-        const v = need()
-        if (v === undefined) return '--pins-file needs a file'
-        out.pinsFile = v
-        break
-      }
-      case '--accept-tool-changes': {
-        // no value: every tool; `=a,b`: those tools (a following word is never taken as the value)
-        if (inline === undefined) {
-          out.acceptToolChanges = true
-          break
-        }
-        const names = inline.split(',').map((n) => n.trim())
-        if (names.some((n) => n === '')) return '--accept-tool-changes= needs tool names separated by commas (or no value: every tool)'
-        if (out.acceptToolChanges !== true) out.acceptToolChanges = [...(out.acceptToolChanges ?? []), ...names]
-        break
-      }
-      case '--max-message-bytes': {
-        const v = need()
-        const n = v === undefined ? NaN : Number(v)
-        if (!Number.isSafeInteger(n) || n < 1024) return '--max-message-bytes needs a whole number of bytes, at least 1024'
-        out.maxMessageBytes = n
-        break
-      }
-      case '--listen': {
-        const v = need()
-        const l = v === undefined ? undefined : listenAddress(v)
-        if (l === undefined) return `--listen needs [HOST:]PORT (e.g. 127.0.0.1:8808, [::1]:8808 or 8808), got \`${v ?? ''}\``
-        out.listen = l
-        break
-      }
-      case '--allow-remote':
-        if (inline !== undefined) return '--allow-remote takes no value'
-        out.allowRemote = true
-        break
-      case '--upstream-url': {
-        const v = need()
-        if (v === undefined || !/^https?:\/\/./i.test(v)) return `--upstream-url needs an http:// or https:// URL of an MCP server, got \`${redactUrl(v ?? '')}\``
-        out.upstreamUrl = v
-        break
-      }
-      case '--allow-origin': {
-        const v = need()
-        if (v === undefined || !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(v)) return `--allow-origin needs an origin (scheme://host[:port], no path), got \`${v ?? ''}\``
-        ;(out.allowOrigins ??= []).push(v)
-        break
-      }
-      case '--token-env': {
-        const v = need()
-        if (v === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) return `--token-env needs the name of an environment variable, got \`${v ?? ''}\``
-        out.tokenEnv = v
-        break
-      }
-      default:
-        return `unknown flag \`${a}\` (the server command goes after \`--\`)`
-    }
+  }
+  if (v['max-message-bytes'] !== undefined) {
+    const n = /^\d+$/.test(v['max-message-bytes']) ? Number(v['max-message-bytes']) : NaN
+    if (!Number.isSafeInteger(n) || n < 1024) return '--max-message-bytes needs a whole number of bytes, at least 1024'
+    out.maxMessageBytes = n
+  }
+  if (v.listen !== undefined) {
+    const l = listenAddress(v.listen)
+    if (l === undefined) return `--listen needs [HOST:]PORT (e.g. 127.0.0.1:8808, [::1]:8808 or 8808), got \`${v.listen}\``
+    out.listen = l
+  }
+  if (v['upstream-url'] !== undefined) {
+    if (!/^https?:\/\/./i.test(v['upstream-url'])) return `--upstream-url needs an http:// or https:// URL of an MCP server, got \`${redactUrl(v['upstream-url'])}\``
+    out.upstreamUrl = v['upstream-url']
+  }
+  for (const o of lists['allow-origin'] ?? []) {
+    if (!/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(o)) return `--allow-origin needs an origin (scheme://host[:port], no path), got \`${o}\``
+  }
+  out.allowOrigins = lists['allow-origin']
+  if (v['token-env'] !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(v['token-env'])) return `--token-env needs the name of an environment variable, got \`${v['token-env']}\``
+    out.tokenEnv = v['token-env']
   }
   if (out.listen === undefined) {
     for (const [given, flag] of [[out.upstreamUrl, '--upstream-url'], [out.allowOrigins, '--allow-origin'], [out.tokenEnv, '--token-env'], [out.allowRemote || undefined, '--allow-remote']] as const) {

@@ -100,6 +100,10 @@ const SPEC = {
     'timeout-ms': 'a whole number of milliseconds, at least 1',
     'max-body-bytes': 'a whole number of bytes, at least 1024',
   },
+  repeatable: {
+    role: 'a role of the caller',
+    'pass-through': "'METHOD /path'",
+  },
   switches: ['help', 'watch'],
   aliases: { h: 'help' },
 }
@@ -116,29 +120,18 @@ export const command = {
   async run(argv: string[]): Promise<number> {
     // batched once per event-loop turn, after the answer went out; flushed on exit
     const out = deferredLog('toolgate proxy: ')
-    // --role repeats; the shared parser takes each other flag once
-    const roles: string[] = []
-    const passThrough: string[] = [...DEFAULT_PASS_THROUGH]
-    const rest: string[] = []
     try {
-      for (let i = 0; i < argv.length; i++) {
-        const a = argv[i]
-        if (a === '--pass-through' || a.startsWith('--pass-through=')) {
-          const v = a === '--pass-through' ? argv[++i] : a.slice('--pass-through='.length)
-          if (v === undefined || v === '' || (a === '--pass-through' && v.startsWith('-'))) throw new UsageError("--pass-through needs a value: 'METHOD /path'")
-          try {
-            passThroughList([v])
-          } catch (err) {
-            throw new UsageError(`--pass-through: ${(err as Error).message}`)
-          }
-          passThrough.push(v)
-        } else if (a === '--role' || a.startsWith('--role=')) {
-          const v = a === '--role' ? argv[++i] : a.slice('--role='.length)
-          if (v === undefined || v === '' || (a === '--role' && v.startsWith('-'))) throw new UsageError('--role needs a value: a role of the caller')
-          roles.push(v)
-        } else rest.push(a)
+      const { values, switches, lists } = parseFlags(argv, SPEC)
+      const roles = lists.role ?? []
+      const passThrough: string[] = [...DEFAULT_PASS_THROUGH]
+      for (const v of lists['pass-through'] ?? []) {
+        try {
+          passThroughList([v])
+        } catch (err) {
+          throw new UsageError(`--pass-through: ${(err as Error).message}`)
+        }
+        passThrough.push(v)
       }
-      const { values, switches } = parseFlags(rest, SPEC)
       if (switches.has('help')) {
         process.stdout.write(HELP)
         return 0
