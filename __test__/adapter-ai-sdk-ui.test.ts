@@ -91,6 +91,16 @@ describe('gateUIMessageStream on a real toUIMessageStream', () => {
     expect(message.parts.find((p) => p.type === 'text')).toMatchObject({ text: 'Doing it.' })
   })
 
+  it('passes the SDK own answer to a call it cannot parse (tool-input-error), which is not a call to decide', async () => {
+    const model = new MockLanguageModelV4({ doStream: streamTurn('Trying.', [{ id: 'c_x', name: 'no_such_tool', input: '{}' }]) })
+    const told: string[] = []
+    const stream = gateUIMessageStream(streamText({ model, tools: clientTools, prompt: 'go' }).toUIMessageStream(), new ToolGate(gateConfig), caller, { onVerdict: (_, i) => void told.push(i.callId) })
+    const [part] = toolParts(await lastMessage(stream))
+    expect(part).toMatchObject({ toolCallId: 'c_x', state: 'output-error' })
+    expect(part.errorText).toContain('no_such_tool')
+    expect(told).toEqual([])
+  })
+
   it('never hands a refused call to onToolCall: the client runs only what the gate released', async () => {
     const gate = new ToolGate(gateConfig)
     const ran: unknown[] = []
