@@ -1,6 +1,9 @@
-// The official MCP conformance suite (server scenarios) against the reference server: directly,
-// through `toolgate mcp-proxy --listen` with the server spawned over stdio, and through
-// `--upstream-url` (scripts/mcp-conformance.mjs does the work; docs/mcp-proxy.md has the counts).
+// The official MCP conformance suite (server scenarios) against the reference server through
+// `toolgate mcp-proxy --listen`, with the server spawned over stdio and through `--upstream-url`
+// (scripts/mcp-conformance.mjs does the work; docs/mcp-proxy.md has the counts). The reference
+// server alone (`--mode direct`) is run by hand only: it races with the SDK client by itself (its
+// elicitation goes on a GET stream the client opens without waiting; about one run in three loses
+// it here), so it would make CI flaky without testing toolgate.
 // Skipped without ../shared/conformance beside the repository, except under CI=true, where the
 // script fails.
 import { spawn } from 'node:child_process'
@@ -17,15 +20,9 @@ const present = existsSync(shared) || process.env.CI === 'true'
 /** Runs per set-up in the test suite (more by hand: `node scripts/mcp-conformance.mjs --runs 10`). */
 const RUNS = Number(process.env.MCP_CONFORMANCE_RUNS ?? 2)
 
-/**
- * `direct` may retry a failed run: the reference server and the SDK client race by themselves
- * (the server's elicitation goes on a GET stream the client opens without waiting; about one run
- * in three loses it here). Through the proxy every run must pass at the first try.
- */
 function run(mode: string): Promise<{ code: number | null; out: string }> {
-  const retries = mode === 'direct' ? 5 : 0
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, '--mode', mode, '--runs', String(RUNS), '--retries', String(retries)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [script, '--mode', mode, '--runs', String(RUNS)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
@@ -34,7 +31,8 @@ function run(mode: string): Promise<{ code: number | null; out: string }> {
 }
 
 describe.skipIf(!present)('MCP conformance suite (@modelcontextprotocol/conformance, server scenarios)', () => {
-  for (const mode of ['direct', 'stdio', 'upstream']) {
+  // through the proxy every run must pass at the first try
+  for (const mode of ['stdio', 'upstream']) {
     it(`${mode}: every check of every run passes`, { timeout: 600_000 }, async () => {
       const { code, out } = await run(mode)
       expect(out, out).toMatch(new RegExp(`${RUNS} of ${RUNS} runs passed every check`))
