@@ -4,6 +4,7 @@
 // read for the trail, and file paths (`audit.jsonl`, `receipts.privateKeyFile`,
 // `audit.chainKeyFile`) are resolved against the config file's folder. The audit sinks are
 // returned for the trail to open.
+import { isObj } from './json-object'
 import { isAbsolute, resolve } from 'node:path'
 
 import { MIN_CHAIN_KEY_BYTES } from './audit/chain'
@@ -12,7 +13,6 @@ import { ToolGateError } from './errors'
 import { readRegularFile } from './regular-file'
 
 type Json = Record<string, unknown>
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** What the host did with a config: the text the core compiles, and the audit sinks to open. */
 export interface PreparedConfig {

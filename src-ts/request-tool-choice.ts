@@ -4,10 +4,10 @@
 // caller may not see, and force a call the gate would refuse; it is sent as `auto` instead, the
 // choice that forces nothing. Which tools are left is `gate.filterTools`' answer; this only reads
 // which of the host's named choices still name one of them.
+import { isObj } from './json-object'
 import type { RequestDialect } from './request-tools'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** A rewritten `tool_choice` and why, for the host's log. */
 export interface FittedToolChoice {

@@ -1,6 +1,7 @@
 // A model API request body's `tools`, filtered for a caller: shared by the OpenAI/Anthropic client
 // adapters and the HTTP proxy, which both send a request the host wrote (the proxy must not
 // depend on an adapter). The filtering itself is `gate.filterTools`; this only fits the body.
+import { isObj } from './json-object'
 import type { ToolGate } from './gate'
 import { fitToolChoice } from './request-tool-choice'
 import type { CallContext } from './types'
@@ -9,7 +10,6 @@ import type { CallContext } from './types'
 export type RequestDialect = 'openai' | 'openai-responses' | 'anthropic'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The body with `tools` filtered for the caller (a copy; the caller's body is not touched). For

@@ -3,6 +3,7 @@
 // allowed call, the gate's feedback for a refused one. The adapters only shape these pairs into
 // the message(s) their API requires. Nothing is decided here: allowed or not comes from the
 // report, and a refused call is answered by the gate's refusal whatever result the host holds.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 import { isGateReport } from '../turn'
 import type { Dialect, TurnCall, TurnReport } from '../types'
@@ -16,8 +17,6 @@ export type ToolResults<R> = Readonly<Record<string, R>> | ReadonlyMap<string, R
 
 /** One call of the turn and what answers it: the host's result (allowed), or the gate's refusal (refused). */
 export type AnswerStep<R, F> = { call: TurnCall; allowed: true; result: R } | { call: TurnCall; allowed: false; refusal: F }
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The calls of `report` in payload order, each with its answer. `refusals` splits the report's

@@ -3,6 +3,7 @@
 // Completions: one `tool` message per call; Responses: one output item per call (plus the note a
 // refused `computer_call` / client `tool_search_call` carries). Shaping only: allowed or not,
 // and every refusal, come from the gate's report (see answer-plan.ts).
+import { isObj } from '../json-object'
 import type OpenAI from 'openai'
 
 import { ToolGateError } from '../errors'
@@ -27,7 +28,6 @@ export type ResponsesToolResult = string | OpenAI.Responses.ResponseFunctionCall
 const WHERE = 'answer (toolgate/openai)'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The answer to a turn, once the host has run the calls the gate allowed — what the API wants

@@ -4,6 +4,7 @@
 // After it: a whole response through `gate.guardAsync`, a stream event by event through
 // `gate.stream`. Nothing here decides anything; the report of each turn is kept where
 // `runToolCalls` and `toolgateReport` find it.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { ToolCallStream } from '../stream'
@@ -91,7 +92,6 @@ export function entryOf(value: unknown): Entry | undefined {
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Checks the arguments common to `guardOpenAI` / `guardAnthropic`; `E_CONFIG` names what is wrong. */
 export function checkGuardArgs(where: string, client: unknown, gate: unknown, ctx: unknown, options: unknown): void {

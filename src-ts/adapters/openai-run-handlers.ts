@@ -2,6 +2,7 @@
 // toolgate/openai and toolgate/anthropic). Which calls run, with which arguments, and what a
 // refused call is answered with all come from the turn's report; this file only calls handlers
 // and turns their results (or throws) into text.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import { isGateReport } from '../turn'
@@ -55,7 +56,6 @@ export interface HandlerOutcome {
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Checks `runToolCalls`' own arguments; `E_CONFIG` names what is wrong. */
 export function checkRunArgs(where: string, handlers: unknown, gate: unknown, options: unknown): void {

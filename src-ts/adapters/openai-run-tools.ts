@@ -5,11 +5,11 @@
 // tool function is wrapped to take its call's verdict from it: an allowed call runs with the
 // gate's (repaired) arguments, which are the very text the runner holds; a refused call never
 // reaches the function and is answered with the gate's message. Nothing is decided here.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 import type { TurnCall, TurnReport } from '../types'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** A function tool as `runTools` takes it (`RunnableToolFunction`'s `function`). */
 interface RunnableFunction {

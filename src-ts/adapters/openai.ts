@@ -6,6 +6,7 @@
 // Nothing here decides anything: allowed or not, the arguments, the refusal and its wire shape
 // all come from the gate's TurnReport. The SDK is an optional peer dependency, imported for its
 // types only.
+import { isObj } from '../json-object'
 import type OpenAI from 'openai'
 import type { Stream } from 'openai/core/streaming'
 
@@ -163,7 +164,6 @@ export async function runToolCalls(
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Which API a turn belongs to: from the guarded client's record, the report, or the response's `object`. */
 function dialectOf(turn: unknown): 'openai' | 'openai-responses' {

@@ -2,6 +2,7 @@
 // facts, found by claim path. The claims are signed by the issuer, but their shape is still
 // checked and bounded: a subject that is not a string, roles that are not strings, or too many
 // of them refuse the token rather than guess (docs/identity.md lists the IdP layouts).
+import { isObj } from '../json-object'
 import type { CallContext } from '../types'
 import type { CheckedJwtConfig } from './config'
 
@@ -10,8 +11,6 @@ export const CLAIM_LIMITS = Object.freeze({ subjectChars: 256, roles: 64, roleCh
 
 /** A caller as a verified token names it: a subject always, roles always (maybe none). */
 export type VerifiedCaller = CallContext & { subject: string; roles: string[] }
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * The value at `path` in `claims`: the whole path as one claim name first (Auth0's namespaced

@@ -3,6 +3,7 @@
 // subject, roles and other identity facts sit in the claims (docs/identity.md). Only asymmetric
 // algorithms exist here: a shared HMAC secret in a config would let anyone who reads it mint
 // callers, and refusing them also closes the "HS256 signed with the public key" attack.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 
 export type { IdentityConfig, JwtIdentityConfig } from '../types'
@@ -31,7 +32,6 @@ export interface CheckedJwtConfig {
 }
 
 const KEYS = new Set(['issuer', 'audience', 'jwksUrl', 'publicKeys', 'algorithms', 'subjectClaim', 'rolesClaim', 'identityClaims', 'clockToleranceSeconds'])
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== ''
 
 /** Whether `host` (a URL's hostname) is a loopback one. */

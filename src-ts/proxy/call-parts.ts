@@ -4,11 +4,11 @@
 // wire id). The HTTP proxy lines these up with the gate's report position by position, so a part
 // the codec did not decide — or one an SDK could read two ways — is never passed on. Shapes only:
 // which call runs is the gate's decision.
+import { isObj } from '../json-object'
 import { ToolGateError } from '../errors'
 import type { ApiDialect } from './http-upstream'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The model APIs whose answers are read here. */
 export type AnswerDialect = ApiDialect

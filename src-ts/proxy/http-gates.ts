@@ -16,6 +16,7 @@
 // Audit: every gate records through its own trail; trails of one process writing one file (or
 // stdout) share its hash chain (src-ts/audit/trail.ts), so the file holds one chain whatever the
 // number of gates, each gate's `open` record naming its config.
+import { isObj } from '../json-object'
 import { createHash } from 'node:crypto'
 
 import { ToolGateError } from '../errors'
@@ -25,7 +26,6 @@ import type { ToolConfig, ToolGateConfig } from '../types'
 import type { ApiDialect } from './http-upstream'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The default number of gates kept. */
 export const DEFAULT_GATE_CACHE = 64

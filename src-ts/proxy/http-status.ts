@@ -3,10 +3,10 @@
 // act on: a redirect is not followed or passed (its `Location` could send the client to an
 // answer the gate never saw), and an error passes only as the API's own error shape, re-encoded
 // member by member, so no tool call can ride in it.
+import { isObj } from '../json-object'
 import type { ApiDialect } from './http-upstream'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Largest upstream error body read on a guarded path (bytes); a longer one is answered 502. */
 export const MAX_ERROR_BODY_BYTES = 256 * 1024

@@ -6,6 +6,7 @@
 // http-sse.ts) — repaired arguments written back, refused calls removed and told as a text part
 // and the `x-toolgate-refused` header. Requests on the pass-through list pass unchanged, streamed
 // both ways; any other is refused (403). Every decision is the gate's; this file routes, bounds and answers failures.
+import { isObj } from '../json-object'
 import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
@@ -95,7 +96,6 @@ export interface HttpProxy {
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n)}…` : s)
 
 /** Starts the proxy; resolves once it listens. Throws `E_CONFIG` for a bad config or upstream URL. */

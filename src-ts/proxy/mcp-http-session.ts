@@ -4,6 +4,7 @@
 // client goes on, and what happens when either end goes away. With identity, a session belongs
 // to the subject that opened it, and each client message is gated for the caller its own
 // request's bearer token proved (carried to `onmessage` by the transport as `authInfo`).
+import { isObj as isObject } from '../json-object'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
@@ -37,7 +38,6 @@ const CALLER = 'toolgateCaller'
 
 const key = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
-const isObject = (v: unknown): v is Msg => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * A client session. Guarantees: every client request gets exactly one answer on its own HTTP

@@ -4,6 +4,7 @@
 // outputSchema and annotations as canonical JSON (object keys sorted), hashed with SHA-256 —
 // whole and field by field, so a change can be named ("description", "inputSchema" …).
 // One store may serve many proxies (the Streamable HTTP listener runs one per session).
+import { isObj } from '../json-object'
 import { createHash } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
@@ -227,6 +228,3 @@ function diff(a: ToolFingerprint['fields'], b: ToolFingerprint['fields']): Pinne
   return PINNED_FIELDS.filter((f) => a[f] !== b[f])
 }
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}

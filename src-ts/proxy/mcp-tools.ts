@@ -2,6 +2,7 @@
 // the gate, its fingerprint for the pins), the pin store's verdict on it, and the gate built
 // from the learned tools merged with the configured ones. The router (mcp.ts) feeds it every
 // tools/list answer and asks it, per call, for the gate and whether the tool is still approved.
+import { isObj as isObject } from '../json-object'
 import { ToolGate } from '../gate'
 import { GateState } from '../state'
 import type { ToolConfig, ToolGateConfig } from '../types'
@@ -216,6 +217,3 @@ function fieldList(fields: PinnedField[]): string {
   return fields.length === 0 ? 'definition' : fields.join(', ')
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}

@@ -4,6 +4,7 @@
 // file only routes messages and keeps track of ids. Tool definitions are pinned (mcp-pins.ts);
 // calls needing the user's approval are asked through elicitation (mcp-confirm.ts); the stdio
 // runner is mcp-stdio.ts.
+import { isObj as isObject } from '../json-object'
 import { randomUUID } from 'node:crypto'
 
 import { ToolGate } from '../gate'
@@ -510,10 +511,6 @@ export class McpProxy {
       else this.#route(m)
     }
   }
-}
-
-function isObject(v: unknown): v is Msg {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 function rpcError(id: RpcId | null, code: number, message: string): Msg {

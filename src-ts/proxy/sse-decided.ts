@@ -7,6 +7,7 @@
 // name, namespace and type at every mention, and exactly the decided arguments. A mismatch is an
 // `E_PAYLOAD` that stops the stream (http-sse.ts writes the dialect's error event); it is never
 // forwarded. No decision is made here: the gate's verdicts are the reference.
+import { isObj } from '../json-object'
 import { isDeepStrictEqual } from 'node:util'
 
 import { ToolGateError } from '../errors'
@@ -14,7 +15,6 @@ import type { TurnCall } from '../types'
 import { responsesCallShape, responsesMember, type AnswerDialect } from './call-parts'
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** What the gate decided for one call, and how the stream first spelled it. */
 interface Decided {

@@ -4,6 +4,7 @@
 // looks like in that dialect's events, and the dialect's mid-stream error event. Shapes only:
 // which calls were refused, and the text announcing them, come from the gate
 // (`refusedOf`/`refusalText` over its verdicts).
+import { isObj } from '../json-object'
 import type { RefusedCall } from './http-refusal'
 import { refusalText } from './http-refusal'
 
@@ -41,7 +42,6 @@ export interface SseFrames {
 }
 
 type Json = Record<string, unknown>
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const index = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined)
 
 /** An event name that keeps the SSE framing intact (no line breaks, nothing odd). */
