@@ -36,7 +36,7 @@ function verdict(v, withText) {
 }
 
 function report(r) {
-  return { dialect: r.dialect, calls: r.calls.map((c) => verdict(c, true)), allowed: r.allowed, payload: r.payload, feedback: r.feedback, providerExecuted: r.providerExecuted ?? [] }
+  return { dialect: r.dialect, calls: r.calls.map((c) => verdict(c, true)), allowed: r.allowed, payload: r.payload, feedback: r.feedback, providerExecuted: r.providerExecuted ?? [], turnRefusals: r.turnRefusals ?? [] }
 }
 
 function failure(err) {

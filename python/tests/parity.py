@@ -40,6 +40,7 @@ def report(r: Any) -> Dict[str, Any]:
         "payload": r.payload,
         "feedback": r.feedback,
         "providerExecuted": r.provider_executed,
+        "turnRefusals": r.turn_refusals,
     }
 
 

@@ -35,11 +35,13 @@ class TurnReport:
     to run, same order; ``payload``: the turn with repaired arguments written back (refused calls
     stay; the caller's own value when nothing was repaired); ``feedback``: the answers for refused
     and confirm calls, shaped and grouped as the dialect's API requires; ``provider_executed``:
-    tools the provider ran itself (reported, not gated). Confirmation tokens are never in
-    ``payload`` or ``feedback``.
+    tools the provider ran itself (reported, not gated); ``turn_refusals``: refusals of the turn
+    as a whole (``{"kind", "at", "message"}``: a call the model tried to make that cannot be read,
+    such as Gemini ``MALFORMED_FUNCTION_CALL``; their answers are in ``feedback`` too). Confirmation
+    tokens are never in ``payload`` or ``feedback``.
     """
 
-    __slots__ = ("dialect", "calls", "allowed", "payload", "feedback", "provider_executed")
+    __slots__ = ("dialect", "calls", "allowed", "payload", "feedback", "provider_executed", "turn_refusals")
 
     dialect: str
     calls: List[TurnCall]
@@ -47,6 +49,7 @@ class TurnReport:
     payload: Any
     feedback: List[Any]
     provider_executed: List[Dict[str, Any]]
+    turn_refusals: List[Dict[str, str]]
 
     def to_dict(self) -> Dict[str, Any]:
         """The report with the Node package's field names."""
@@ -57,6 +60,7 @@ class TurnReport:
             "payload": self.payload,
             "feedback": self.feedback,
             "providerExecuted": self.provider_executed,
+            "turnRefusals": self.turn_refusals,
         }
 
     def __repr__(self) -> str:
@@ -110,4 +114,5 @@ def read_report(wire: str, original: Any, text: str, engine_out: Optional[list] 
         r.payload = original
     r.feedback = w["feedback"]
     r.provider_executed = w.get("providerExecuted", [])
+    r.turn_refusals = w.get("turnRefusals", [])
     return r
