@@ -784,6 +784,14 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
     expect(() => cache.gateFor('openai', twice, JSON.stringify(twice))).toThrow(/two different definitions of `x`/)
     expect(() => cache.gateFor('openai', twice, JSON.stringify(twice))).toThrow(/two different definitions of `x`/)
   })
+
+  it('a request tool nested past the canonical bound is E_PAYLOAD, never a stack overflow', () => {
+    const cache = new GateCache({ config: { tools: [] } })
+    let deep: unknown = { type: 'object' }
+    for (let i = 0; i < 600; i++) deep = { type: 'object', properties: { a: deep } }
+    const tools = [{ name: 'deep', input_schema: deep }]
+    expect(() => cache.gateFor('anthropic', tools)).toThrow(expect.objectContaining({ code: 'E_PAYLOAD', message: expect.stringMatching(/nested deeper than 512 levels/) }))
+  })
 })
 
 describe('the proxies\' stderr log (src-ts/cli/log.ts)', () => {

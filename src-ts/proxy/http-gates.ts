@@ -16,6 +16,7 @@
 // Audit: every gate records through its own trail; trails of one process writing one file (or
 // stdout) share its hash chain (src-ts/audit/trail.ts), so the file holds one chain whatever the
 // number of gates, each gate's `open` record naming its config.
+import { canonicalJson, MAX_CANONICAL_DEPTH } from '../canonical-json'
 import { isObj } from '../json-object'
 import { createHash } from 'node:crypto'
 
@@ -94,13 +95,14 @@ export function learnTools(dialect: ApiDialect, tools: unknown): ToolConfig[] {
   return [...byName.values()]
 }
 
-/** JSON with object keys sorted, so equal definitions hash equally whatever their key order. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`
-  if (isObj(v)) {
-    return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`
+/** Canonical JSON of request tool definitions (equal definitions, equal text, whatever the key order); one nested past the bound is `E_PAYLOAD`. */
+function canonical(v: unknown): string {
+  try {
+    return canonicalJson(v)
+  } catch (err) {
+    if (err instanceof RangeError) throw new ToolGateError('E_PAYLOAD', `request \`tools\`: a definition nested deeper than ${MAX_CANONICAL_DEPTH} levels`)
+    throw err
   }
-  return JSON.stringify(v) ?? 'null'
 }
 
 /** Options of {@link GateCache}. */
