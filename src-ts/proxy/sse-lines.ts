@@ -5,6 +5,13 @@
 // (CR and LF never occur inside a multi-byte UTF-8 sequence) and decoded whole, so a character
 // cut by a chunk boundary arrives intact; invalid UTF-8 becomes U+FFFD, as the standard decodes
 // it. One event is bounded: past `maxEventBytes` the reader throws instead of buffering more.
+//
+// Why not `eventsource-parser` (the well-kept parser the AI SDK uses): it takes decoded text and
+// buffers an event without limit, so an upstream could make the proxy hold an endless event; a
+// byte bound on top of it would be per chunk, not per event. Reading bytes here keeps the bound
+// exact (one event, counted in its own bytes) and the UTF-8 decoding whole-line; the reader is
+// checked with CRLF/CR line ends, comments, multi-line data and every chunk boundary (a split
+// between `\r` and `\n` included) in __test__/http-proxy-stream.test.ts.
 import { ToolGateError } from '../errors'
 
 /** One dispatched event. */
