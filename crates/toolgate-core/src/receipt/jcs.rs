@@ -14,6 +14,13 @@
 //!
 //! Recursion follows the value's depth; values reaching here come from the gate's parser,
 //! which bounds depth.
+//!
+//! Why home-made rather than a JCS crate (`serde_json_canonicalizer`, `serde_jcs`): the digest
+//! must equal the one a JavaScript verifier computes, integers beyond 2^53 included (printed as
+//! the nearest double, as `JSON.stringify` does), and it is hashed straight into SHA-256 with no
+//! text kept, where those crates serialize into an `io::Write`. The two files are small, and
+//! checked against RFC 8785's own vectors, ECMAScript's printing of edge doubles and the
+//! `receipt_verify` fuzz target; a crate would have to pass the same checks to replace them.
 
 use std::cmp::Ordering;
 
