@@ -104,6 +104,13 @@ describe('the shipped config JSON Schema', () => {
       { tools: [], schemas: { 'address.json': {} } },
       { tools: [], schemas: { 'https://example.com/a.json#/x': {} } },
       { tools: [], schemas: { 'urn:x': 5 } },
+      // constraints the gate checks in code, stated in the schema too
+      { tools: [], labels: ['a', 'a'] },
+      { tools: [], state: { redis: { url: 'http://localhost:6379' } } },
+      { tools: [], proxy: { upstreamHeaders: { authorization: { env: 'KEY', fallback: 'x' } } } },
+      { tools: [], proxy: { identityHeaders: { subject: 'X-User' } } },
+      { tools: [], identity: { jwt: { issuer: 'https://idp', audience: 'api', jwksUrl: 'https://idp/jwks', algorithms: ['HS256'] } } },
+      { tools: [], identity: { jwt: { issuer: 'https://idp', audience: [], jwksUrl: 'https://idp/jwks' } } },
     ]
     for (const bad of badOnes) {
       expect(validate(bad)).toBe(false)

@@ -57,6 +57,9 @@ export type ToolInputSchema =
   | StandardJsonSchemaLike
   | (() => AiSdkSchemaLike)
 
+// Hand-written over the generated config types (src-ts/config-types.generated.ts): schema objects
+// of TypeScript libraries exist only before the config is JSON, so no JSON Schema (and nothing the
+// Rust types could derive) describes them.
 /** A {@link ToolConfig} whose `inputSchema` may be any {@link ToolInputSchema}. */
 export type ToolConfigInput = Omit<ToolConfig, 'inputSchema'> & { inputSchema?: ToolInputSchema }
 

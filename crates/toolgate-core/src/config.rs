@@ -1,93 +1,143 @@
-//! The config a gate is built from (README "Config"; schema/toolgate.config.schema.json). Unknown keys are errors.
+//! The config a gate is built from (README "Config"). Unknown keys are errors.
 //!
 //! Unknown keys are refused with `E_CONFIG`, never silently ignored: a gate must never look
 //! stricter than it is.
+//!
+//! These types are the one source of the config's shape: the shipped JSON Schema
+//! (`schema/toolgate.config.schema.json`) and the TypeScript types
+//! (`src-ts/config-types.generated.ts`) are generated from them by `npm run gen:config`
+//! (`examples/config_schema.rs`). Doc comments on the types and fields are user-facing: they
+//! become the schema's `description`s and the TypeScript JSDoc. `#[schemars(...)]` attributes
+//! state in the schema what `check` (and the `validate` of the other config modules) refuse in
+//! code, so the schema accepts what the gate accepts; `tsType` / `tsRequired` are read only by
+//! the TypeScript generator and stripped from the shipped schema.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::GateError;
 use crate::json::parse::{Limits, MAX_DEPTH_CEILING};
 
-/// A whole gate config.
-#[derive(Debug, Clone, Deserialize)]
+/// A gate config (README "Config"). Unknown keys are `E_CONFIG`: a typo such as `writs` must
+/// never silently disable a check.
+// `tsRequired`: the TypeScript type asks for `tools` (a gate without a tool list is a mistake in
+// code), though a config file may leave it out (no tools: every call is `unknown_tool`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "ToolGateConfig", extend("tsRequired" = ["tools"]))]
 pub struct Config {
     /// Format version; only `1` exists.
     #[serde(default)]
+    #[schemars(schema_with = "version_schema")]
     pub version: Option<u64>,
-    /// The declared tools. Calls to anything else are refused.
+    /// The declared tools. Calls to anything else are refused (`unknown_tool`).
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
-    /// Size and depth bounds for arguments.
+    /// Bounds on arguments, applied before anything reads them.
     #[serde(default)]
     pub limits: LimitsConfig,
-    /// Let `__proto__` / `constructor.prototype` keys through as plain data.
+    /// Let `__proto__` / `constructor.prototype` keys through as plain data (default false).
     #[serde(default)]
     pub allow_proto_keys: bool,
-    /// The taint lattice, lowest first (tool `output.label` / `sink.maxLabel` name these).
+    /// The taint lattice, lowest first (a tool's `output.label` and `sink.maxLabel` name these).
     #[serde(default)]
+    #[schemars(length(max = 254), extend("uniqueItems" = true), inner(length(min = 1)))]
     pub labels: Vec<String>,
-    /// Rules and personas; absent means "schema gate only": every declared tool is allowed.
+    /// Rules and personas; absent: schema gate only (every declared tool allowed). Present: deny
+    /// by default (a call runs only if some allow rule matches and no deny rule does).
     #[serde(default)]
     pub policy: Option<PolicyConfig>,
-    /// The gate-wide loop guard; absent means no loop guard unless a tool sets its own.
+    /// The gate-wide loop guard (absent: none unless a tool sets its own).
     #[serde(default, rename = "loop")]
     pub loop_guard: Option<LoopConfig>,
-    /// Confirm-before-write settings.
+    /// Confirm-before-write: how long a token stays valid.
     #[serde(default)]
     pub confirm: ConfirmConfig,
-    /// Where loop counters, taint, rate counters and confirmation tokens live: bounds of the
-    /// in-memory store, or a shared Redis (docs/state.md).
+    /// Where loop counters, taint, rate counters and confirmation tokens live (docs/state.md):
+    /// in memory (`maxSessions`), or in Redis shared by every process (`redis`).
     #[serde(default)]
     pub state: StateConfig,
-    /// Calls per caller per window (`rateLimits`); empty means none.
+    /// Calls per caller per fixed window; a call over a limit is denied `rate_limited` with when
+    /// to retry (docs/state.md).
     #[serde(default)]
+    #[schemars(length(max = 1000))]
     pub rate_limits: Vec<RateLimitConfig>,
-    /// `enforce` (default) or `shadow`: policy-level refusals recorded but let through.
+    /// `'shadow'`: policy-level refusals (`deny_rule`, `no_rule`, `engine`, `loop`, `taint`) are
+    /// recorded but let through (`shadow`, `wouldBe` on the verdict); unknown tools and bad
+    /// arguments are refused in every mode. Default `'enforce'`.
     #[serde(default)]
+    #[schemars(extend("default" = "enforce"))]
     pub mode: Mode,
-    /// Signed receipts for allowed calls; absent means none.
+    /// Signed receipts for allowed calls (`verdict.receipt`, `gate.publicKey`); absent: none.
     #[serde(default)]
     pub receipts: Option<ReceiptsConfig>,
-    /// The audit log; absent means no records.
+    /// The decision log (docs/audit.md); absent: no records.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
-    /// Settings of the CLI proxies (read by the host only; parsed here so typos are errors).
+    /// Settings of the CLI proxies (`toolgate mcp-proxy`, `toolgate proxy`); command-line flags
+    /// win. The library ignores them.
+    // Read by the host only; parsed here so a typo in a proxy setting is `E_CONFIG` too.
     #[serde(default)]
     pub proxy: Option<crate::proxy_config::ProxyConfig>,
-    /// Who is calling, from a verified bearer token (read by the host only; docs/identity.md).
+    /// Who is calling, from a verified bearer token (docs/identity.md): the servers require it on
+    /// every request; `verifyCaller` (`toolgate/identity`) reads it.
     #[serde(default)]
     pub identity: Option<crate::identity_config::IdentityConfig>,
-    /// Let keys that are equal under Unicode case folding share one object (`{"path":…,"PATH":…}`);
-    /// default false: such arguments are `bad_arguments`, since runtimes that bind JSON
-    /// case-insensitively may take the twin the gate did not check.
+    /// Let keys equal under Unicode case folding share one object (`{"path":…,"PATH":…}`).
+    /// Default false: such arguments are `bad_arguments`, since runtimes that bind JSON
+    /// case-insensitively (Go, .NET) may take the twin the gate did not check. A tool's own
+    /// setting wins.
     #[serde(default)]
     pub allow_case_twin_keys: bool,
-    /// How resources are matched gate-wide (a tool's own `resources` wins).
+    /// How resources are compared with rule globs, gate-wide (a tool's own `resources` wins).
     #[serde(default)]
     pub resources: ResourcesConfig,
-    /// Offline schema documents by URI (`schemas`): a tool schema's `$ref` to one of these
-    /// URIs resolves to it without the network; any other remote `$ref` is an error. Checked
-    /// and bounded when the gate is built (`schema/registry.rs`; docs/json-schema.md).
+    /// Offline JSON Schema documents by absolute URI (`{ "https://example.com/address.json": {…} }`):
+    /// a tool schema's `$ref` to one of these URIs (or `URI#/pointer`) resolves to it without the
+    /// network; any other remote `$ref` is `E_CONFIG` naming it (nothing is ever fetched). At most
+    /// 256 documents, 4 MiB together, 100 levels deep; a reference cycle that never descends into
+    /// the value is refused (docs/json-schema.md).
+    // Checked and bounded when the gate is built (`schema/registry.rs`).
     #[serde(default)]
+    #[schemars(schema_with = "schemas_schema")]
     pub schemas: serde_json::Map<String, Value>,
 }
 
-/// `resources` (gate-wide, or per tool): how resolved resources are compared with rule globs.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+/// `version`: read as a number, refused in `check` unless it is 1.
+fn version_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": 1 })
+}
+
+/// `schemas`: the bounds `schema/registry.rs` checks that a schema can state (the total size and
+/// depth cannot be).
+fn schemas_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": 256,
+        "propertyNames": { "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s#]+#?$", "maxLength": 2048 },
+        "additionalProperties": { "type": ["object", "boolean"] }
+    })
+}
+
+/// `resources`: how resolved resources are compared with rule `resources` globs (gate-wide, or
+/// per tool).
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResourcesConfig {
-    /// Compare resources and rule `resources` globs case-insensitively (Unicode simple case
-    /// folding), for hosts whose filesystem or store ignores case: `reports/PRIVATE/x` is then
-    /// covered by a deny on `file:reports/private/**`.
+    /// Compare case-insensitively (Unicode simple case folding), for hosts whose files or store
+    /// ignore case: `file:reports/PRIVATE/x` is then covered by a deny on `file:reports/private/**`.
+    /// Default false.
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     pub case_insensitive: Option<bool>,
 }
 
-/// Whether policy-level refusals are enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// Whether policy-level refusals are enforced: `enforce`, or `shadow` (recorded, let through).
+// Inlined: the TypeScript type reads `'enforce' | 'shadow'` where it is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Mode {
     /// Refusals refuse.
     #[default]
@@ -97,29 +147,37 @@ pub enum Mode {
     Shadow,
 }
 
-/// `receipts`: where the signing key comes from (the host resolves `privateKeyEnv` and
-/// `privateKeyFile` into `privateKey` before the core sees the config; none of the three means
-/// a key generated at start).
-#[derive(Debug, Clone, Deserialize)]
+/// `receipts`: signed receipts (compact JWS, EdDSA) for allowed calls. The ed25519 seed
+/// (base64url) comes from `privateKeyEnv`, `privateKeyFile` (relative to the config file) or
+/// `privateKey`; none of them: a key generated at start.
+// The host resolves `privateKeyEnv` and `privateKeyFile` into `privateKey` before the core sees
+// the config.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct ReceiptsConfig {
-    /// Name of the environment variable holding the seed (resolved by the host).
+    /// The environment variable holding the seed.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub private_key_env: Option<String>,
-    /// File holding the seed (resolved by the host, relative to the config file).
+    /// The file holding the seed (relative to the config file).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub private_key_file: Option<String>,
-    /// The ed25519 seed, base64url.
+    /// The ed25519 seed itself, base64url.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub private_key: Option<String>,
-    /// Receipt lifetime (default 300 s).
+    /// How long a receipt is valid, in seconds (default 300).
     #[serde(default = "default_ttl")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub ttl_seconds: u64,
 }
 
 /// What happens to a call when the audit log cannot record it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum OnFailure {
     /// Refuse calls (`audit_unavailable`) until the sink recovers (default).
     #[default]
@@ -128,37 +186,49 @@ pub enum OnFailure {
     Allow,
 }
 
-/// `audit`: the decision log.
-#[derive(Debug, Clone, Deserialize)]
+/// `audit`: where decision records go and what they hold (docs/audit.md): one hash-chained JSON
+/// line per decision.
+// The files, standard output and the chain key are the host's; the core builds the records.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AuditConfig {
-    /// Append records to this JSONL file (written by the host; relative to the config file).
+    /// Append records to this JSONL file (relative to the config file with `fromFile`).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub jsonl: Option<String>,
-    /// Also write records to standard output (host).
+    /// Also write records to standard output.
     #[serde(default)]
     pub stdout: bool,
-    /// Start a new file past this size, continuing the hash chain (host; default: never).
+    /// Start a new file past this size, continuing the hash chain (default: never).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub max_file_bytes: Option<u64>,
-    /// Records hold the (repaired) arguments themselves; default false (only their hash).
+    /// Records hold the (repaired) arguments themselves (default false: only their hash). Needed
+    /// by `toolgate replay`.
     #[serde(default)]
     pub include_arguments: bool,
     /// Argument keys whose values are replaced by `"[redacted]"` at any depth.
     #[serde(default)]
     pub redact: Vec<String>,
-    /// `deny` (default) or `allow`.
+    /// `'deny'` (default): calls are refused (`audit_unavailable`) while records cannot be kept;
+    /// `'allow'`: they run and every lost record is counted.
     #[serde(default)]
+    #[schemars(extend("default" = "deny"))]
     pub on_failure: OnFailure,
-    /// Records held before the host writes them out (default 65536).
+    /// Records held in memory before they are written (default 65536).
     #[serde(default = "default_buffer")]
+    #[schemars(range(min = 1, max = 10_000_000))]
     pub buffer_records: usize,
-    /// The environment variable holding the audit chain's HMAC-SHA-256 key (host): each
-    /// record's link is then keyed, so a forger without the key cannot re-chain an edited log.
+    /// The environment variable holding the chain's HMAC-SHA-256 key (at least 16 bytes): records
+    /// are then chained with a key, so an edited, re-chained log fails
+    /// `toolgate audit verify --key-env`.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub chain_key_env: Option<String>,
-    /// A file holding the chain key (host; relative to the config file). At most one of the two.
+    /// The file holding the chain key (relative to the config file with `fromFile`). At most one
+    /// of `chainKeyEnv` and `chainKeyFile`.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub chain_key_file: Option<String>,
 }
 
@@ -166,8 +236,8 @@ fn default_buffer() -> usize {
     65_536
 }
 
-/// `policy`: personas and rules. Present means deny by default.
-#[derive(Debug, Clone, Deserialize)]
+/// The `policy` block: present means deny by default.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PolicyConfig {
     /// Named caller classes; the first whose `when` holds is the caller's persona.
@@ -178,19 +248,22 @@ pub struct PolicyConfig {
     pub rules: Vec<RuleConfig>,
 }
 
-/// One persona.
-#[derive(Debug, Clone, Deserialize)]
+/// A persona: the first whose `when` holds names the caller's persona.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PersonaConfig {
-    /// The name rules target in `personas`.
+    /// The name rules target in `personas` (unique).
+    #[schemars(length(min = 1))]
     pub name: String,
-    /// A condition over the caller only (roles, identity, purpose, context, subject, now).
+    /// A condition over the caller only (docs/conditions.md): roles, identity, purpose, context,
+    /// subject, now.
     pub when: String,
 }
 
 /// Whether a rule allows or denies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Effect {
     /// Lets a matching call through (unless a deny also matches).
     Allow,
@@ -198,61 +271,74 @@ pub enum Effect {
     Deny,
 }
 
-/// One policy rule. Every present selector must match; an absent selector matches anything.
-#[derive(Debug, Clone, Deserialize)]
+/// One policy rule: every present selector must match (absent matches anything). Any matching
+/// deny wins; else some allow must match.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "PolicyRule")]
 pub struct RuleConfig {
-    /// A name for messages and audit records (default `rules[i]`).
+    /// A name for messages and records (default `rules[i]`).
     #[serde(default)]
     pub id: Option<String>,
     /// Informational.
     #[serde(default)]
     pub description: Option<String>,
-    /// allow or deny.
+    /// `'allow'` or `'deny'`.
     pub effect: Effect,
-    /// The caller holds at least one of these roles.
+    /// The caller holds one of these roles.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub roles: Option<Vec<String>>,
     /// The caller's persona is one of these.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub personas: Option<Vec<String>>,
     /// The caller's subject matches one of these globs.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub subjects: Option<Vec<String>>,
-    /// The tool name matches one of these globs.
+    /// The tool name matches one of these globs (each must match some declared tool).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub tools: Option<Vec<String>>,
     /// The tool's action matches one of these globs.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub actions: Option<Vec<String>>,
-    /// The resolved resource matches one of these globs (`{subject}` is the caller).
+    /// The resolved resource matches one of these globs; `{subject}` is the caller.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub resources: Option<Vec<String>>,
     /// A condition (docs/conditions.md) that must hold too.
     #[serde(default)]
     pub when: Option<String>,
-    /// On an allow rule: `false` lets `writes` tools run without confirmation, `true` asks for
-    /// confirmation even for tools that do not write.
+    /// Allow rules only: `false` waives confirmation for `writes` tools; `true` asks for it on any
+    /// tool.
     #[serde(default)]
     pub confirm: Option<bool>,
 }
 
-/// Loop guard thresholds.
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// Loop guard thresholds: the call past `maxIdentical` identical allowed calls within
+/// `windowSeconds` is refused (`loop`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LoopConfig {
     /// Identical allowed calls tolerated within the window; the next one is refused.
+    #[schemars(range(min = 1, max = 10_000))]
     pub max_identical: u32,
     /// The window, in seconds.
+    #[schemars(range(min = 1, max = 604_800))]
     pub window_seconds: u64,
 }
 
-/// `confirm`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// `confirm`: confirm-before-write.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct ConfirmConfig {
-    /// How long a confirmation token stays valid (default 300 s).
+    /// How long a confirmation token stays valid, in seconds (default 300).
     #[serde(default = "default_ttl")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub ttl_seconds: u64,
 }
 
@@ -266,15 +352,18 @@ fn default_ttl() -> u64 {
     300
 }
 
-/// `state`.
-#[derive(Debug, Clone, Deserialize)]
+/// `state`: where the gate's state lives (docs/state.md).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StateConfig {
-    /// Sessions kept in memory (LRU); an evicted session counts as tainted at the top label.
+    /// Sessions kept in memory (LRU, default 100000); a forgotten session counts as tainted at the
+    /// top label. Without `redis`, state is per process.
     #[serde(default = "default_sessions")]
+    #[schemars(range(min = 1, max = 10_000_000))]
     pub max_sessions: usize,
-    /// Keep state in Redis instead, shared by every process using the same URL and prefix. Read
-    /// by the binding, which builds the store; the core only checks the shape.
+    /// Keep state in Redis, shared by every process using the same URL and key prefix. Sync
+    /// `check`/`guard`/`confirm` then throw `E_ASYNC`: use the async methods.
+    // Read by the binding, which builds the store; the core only checks the shape.
     #[serde(default)]
     pub redis: Option<RedisConfig>,
 }
@@ -286,16 +375,22 @@ impl Default for StateConfig {
 }
 
 /// `state.redis`: a shared Redis store (docs/state.md).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "RedisStateConfig")]
 pub struct RedisConfig {
-    /// `redis://[user:password@]host[:port][/db]` (or `rediss://`, `redis+unix://`).
+    /// `redis://[user:password@]host[:port][/db]`, `rediss://…` or `redis+unix:///path`.
+    #[schemars(pattern(r"^(redis|rediss|redis\+unix|unix)://"))]
     pub url: String,
     /// Prefix of every key (default `toolgate:`); gates sharing state use the same one.
+    // `check` bounds it at 256 bytes; `maxLength` counts characters, the nearest a schema states.
     #[serde(default = "default_key_prefix")]
+    #[schemars(length(max = 256))]
     pub key_prefix: String,
-    /// Connect, read and write timeout of each round trip, in ms (default 50).
+    /// Bound of each round trip (connect, write, read), ms (default 50); past it the call is
+    /// denied `state_unavailable`.
     #[serde(default = "default_redis_timeout")]
+    #[schemars(range(min = 1, max = 60_000))]
     pub timeout_ms: u64,
 }
 
@@ -326,8 +421,9 @@ fn default_redis_timeout() -> u64 {
 }
 
 /// Who a rate limit counts calls per.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum RatePer {
     /// Per `subject` (a caller without one is counted in its session's scope).
     Subject,
@@ -337,16 +433,21 @@ pub enum RatePer {
 
 /// One `rateLimits` entry: at most `max` allowed calls of the matching tools per caller in each
 /// window of `windowSeconds` (fixed windows aligned on the Unix epoch).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+// `max`, `windowSeconds` and `tools` are checked in `rate_limit.rs`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateLimitConfig {
-    /// Tool-name globs the limit covers (one count shared by all of them).
+    /// Tool-name globs; one count is shared by every tool the entry covers.
+    #[schemars(length(min = 1))]
     pub tools: Vec<String>,
-    /// Whom calls are counted per.
+    /// `'subject'`: per user (a caller without a subject counts in its session); `'session'`: per
+    /// loop/taint scope.
     pub per: RatePer,
     /// Allowed calls per window (at least 1).
+    #[schemars(range(min = 1, max = 4_294_967_295u32))]
     pub max: u32,
-    /// The window, in seconds (at least 1).
+    /// The window in seconds; windows are fixed, aligned on the Unix epoch.
+    #[schemars(range(min = 1, max = 31_622_400))]
     pub window_seconds: u64,
 }
 
@@ -355,8 +456,9 @@ fn default_sessions() -> usize {
 }
 
 /// Where a tool may be called from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Surface {
     /// Any caller (default).
     #[default]
@@ -366,40 +468,47 @@ pub enum Surface {
 }
 
 /// `args.<name>` of a tool: constraints the policy puts on one argument.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct ArgConfig {
-    /// The argument (a string or number), when present, must match this glob.
+    /// A present argument must be a string or number matching this glob (`arg_glob`).
     #[serde(default)]
     pub glob: Option<String>,
-    /// `"subject"` or `"identity.<fact>"`: the gate sets the argument from the caller.
+    /// Set the argument from the caller: `'subject'` or `'identity.<fact>'` (`PinnedArgument`).
+    // Checked in `policy/tool.rs`.
     #[serde(default)]
+    #[schemars(pattern(r"^(subject|identity\.[^.]+(\.[^.]+)*)$"), extend("tsType" = "'subject' | `identity.${string}`"))]
     pub pin: Option<String>,
 }
 
 /// `output` of a tool.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct OutputConfig {
-    /// The label an allowed call raises the session's taint to.
+    /// The label an allowed call raises the session's taint to (one of `labels`).
     pub label: String,
 }
 
 /// `sink` of a tool.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct SinkConfig {
-    /// The highest taint this tool may run under.
+    /// The highest taint this tool may run under (one of `labels`).
     pub max_label: String,
 }
 
-/// One declared tool.
-#[derive(Debug, Clone, Deserialize)]
+/// One declared tool. MCP and OpenAI tool definitions can be pasted (`description`, `title`,
+/// `annotations` are informational).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ToolConfig {
-    /// The exact name a model must call (no case folding, no normalization).
+    /// The exact name a model must call (no case folding, no normalization). Unique.
+    #[schemars(length(min = 1))]
     pub name: String,
-    /// Informational; kept so MCP / OpenAI tool definitions can be pasted as they are.
+    /// Informational.
     #[serde(default)]
     pub description: Option<String>,
     /// Informational (MCP).
@@ -407,60 +516,88 @@ pub struct ToolConfig {
     pub title: Option<String>,
     /// Informational (MCP tool annotations); never used for a decision.
     #[serde(default)]
+    #[schemars(schema_with = "object_schema")]
     pub annotations: Option<Value>,
-    /// JSON Schema of the arguments; absent means "an object, anything in it".
+    /// JSON Schema (draft 2020-12 or draft-07) of the arguments; its type must admit `"object"`.
+    /// Absent: any object.
     #[serde(default)]
+    #[schemars(schema_with = "object_or_boolean_schema")]
     pub input_schema: Option<Value>,
-    /// Strict mode: validate only, never repair.
+    /// Strict mode: validate only, never repair (not even defaults).
     #[serde(default)]
     pub destructive: bool,
-    /// Needs confirmation (`gate.confirm`) unless a matching allow rule sets `confirm: false`.
+    /// Needs confirmation (`outcome: 'confirm'`, then `gate.confirm(token)`) unless a matching
+    /// allow rule sets `confirm: false`.
     #[serde(default)]
     pub writes: bool,
     /// The policy action (default: the tool name).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub action: Option<String>,
-    /// A resource template over the arguments (`file:{path*}`).
+    /// A resource template over the arguments: `{x}` one segment (no `/`, `\`, `..`, NUL or
+    /// control characters), `{x*}` a relative path (normalized, never above its start), `{a.b}`
+    /// nested, `{subject}` the caller. A placeholder that cannot be filled denies the call
+    /// (`unresolved_resource`).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub resource: Option<String>,
-    /// Per-argument globs and pins.
+    /// Per-argument policy: `glob` the value must match (`arg_glob`); `pin` sets it from the
+    /// caller (`'subject'` or `'identity.<fact>'`).
     #[serde(default)]
     pub args: Option<std::collections::BTreeMap<String, ArgConfig>>,
-    /// `operator`: never callable from the visitor surface.
+    /// `'operator'`: never callable from the visitor surface (`surface`). Default `'visitor'`.
     #[serde(default)]
+    #[schemars(extend("default" = "visitor"))]
     pub surface: Surface,
-    /// Loop guard thresholds for this tool (override the gate's).
+    /// Loop guard for this tool (overrides the gate's).
     #[serde(default, rename = "loop")]
     pub loop_guard: Option<LoopConfig>,
-    /// What an allowed call taints the session with.
+    /// The label an allowed call raises the session's taint to (one of `labels`).
     #[serde(default)]
     pub output: Option<OutputConfig>,
-    /// The taint this tool may run under.
+    /// Refused (`taint`) in a session tainted above `maxLabel`.
     #[serde(default)]
     pub sink: Option<SinkConfig>,
-    /// This tool's mode (overrides the gate's).
+    /// This tool's mode (overrides the gate's `mode`).
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Let case-twin keys through for this tool (overrides the gate's `allowCaseTwinKeys`).
+    /// Let case-twin keys (`{"path":…,"PATH":…}`) through for this tool (overrides the gate's
+    /// `allowCaseTwinKeys`).
     #[serde(default)]
     pub allow_case_twin_keys: Option<bool>,
-    /// How this tool's resource is compared with rule globs (overrides the gate's `resources`).
+    /// How this tool's resource is compared with rule `resources` globs (overrides the gate's
+    /// `resources`).
     #[serde(default)]
     pub resources: Option<ResourcesConfig>,
 }
 
-/// Bounds on arguments, applied before anything else reads them.
-#[derive(Debug, Clone, Deserialize)]
+/// Any JSON object (MCP tool annotations).
+fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "object" })
+}
+
+/// A JSON Schema: an object or a boolean.
+fn object_or_boolean_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["object", "boolean"] })
+}
+
+/// `limits`: bounds on arguments, applied before anything else reads them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct LimitsConfig {
-    /// Deepest nesting of arrays and objects; default 64, at most 120.
+    /// Deepest nesting of arrays and objects (default 64, at most 120; the root object is depth 1).
     #[serde(default = "default_depth")]
+    #[schemars(range(min = 1, max = MAX_DEPTH_CEILING))]
     pub max_depth: usize,
-    /// Largest arguments text in bytes; default 1 MiB.
+    /// Largest arguments text in UTF-8 bytes (default 1 MiB).
     #[serde(default = "default_bytes")]
+    #[schemars(range(min = 1))]
     pub max_argument_bytes: usize,
-    /// Largest whole turn `guard` reads, in bytes; default 8 MiB.
+    /// Largest whole turn `guard` reads, and tool list `filterTools` reads, in UTF-8 bytes
+    /// (default 8 MiB).
     #[serde(default = "default_payload_bytes")]
+    #[schemars(range(min = 1))]
     pub max_payload_bytes: usize,
 }
 

@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::GateError;
 
-/// `identity`: the caller's identity comes from a verified bearer token.
-#[derive(Debug, Clone, Deserialize)]
+/// `identity`: callers are identified by a verified JWT bearer token.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct IdentityConfig {
     /// JWT bearer tokens (OAuth 2.1 access tokens).
@@ -19,45 +20,89 @@ pub struct IdentityConfig {
 }
 
 /// `identity.jwt`: what makes a token valid and how its claims become a `CallContext`.
-#[derive(Debug, Clone, Deserialize)]
+// `validate` below checks what the schema attributes state, and exactly one of `jwksUrl` and
+// `publicKeys` (which the schema leaves to the description).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(rename = "JwtIdentityConfig")]
 pub struct JwtConfig {
-    /// The `iss` every token must carry (also the authorization server named in the
-    /// protected-resource metadata).
+    /// The `iss` every token must carry (also the authorization server the protected-resource
+    /// metadata names).
+    #[schemars(length(min = 1))]
     pub issuer: String,
     /// The `aud` a token must carry (one of these).
     pub audience: Audience,
-    /// Where the issuer's signing keys are published (JWKS). Exactly one of this and `publicKeys`.
+    /// The issuer's JWKS URL (https; http only on loopback). Exactly one of `jwksUrl` and
+    /// `publicKeys`.
     #[serde(default)]
+    #[schemars(pattern(r"^(https://|http://(127\.0\.0\.1|localhost|\[::1\])([:/]|$))"))]
     pub jwks_url: Option<String>,
-    /// The issuer's verifying keys: JWK objects or PEM (SPKI) strings.
+    /// Verifying keys: JWK objects or PEM (SPKI) strings.
     #[serde(default)]
+    #[schemars(schema_with = "public_keys_schema")]
     pub public_keys: Option<Vec<Value>>,
-    /// Accepted signature algorithms (default `EdDSA`, `ES256`, `RS256`); never `none` or HMAC.
+    /// Accepted signature algorithms (default `['EdDSA', 'ES256', 'RS256']`); asymmetric only
+    /// (never `none` or HMAC).
     #[serde(default)]
+    #[schemars(schema_with = "algorithms_schema", extend("default" = ["EdDSA", "ES256", "RS256"]))]
     pub algorithms: Option<Vec<String>>,
-    /// The claim holding the subject (default `sub`); dotted paths reach nested claims.
+    /// Claim holding the subject (default `sub`); dotted paths reach nested claims.
     #[serde(default)]
+    #[schemars(length(min = 1), extend("default" = "sub"))]
     pub subject_claim: Option<String>,
-    /// The claim holding the roles (default `roles`): an array, or a space/comma-separated string.
+    /// Claim holding the roles (default `roles`): an array, or a space/comma-separated string
+    /// (`realm_access.roles` for Keycloak).
     #[serde(default)]
+    #[schemars(length(min = 1), extend("default" = "roles"))]
     pub roles_claim: Option<String>,
     /// `identity.<name>` facts taken from these claim paths.
     #[serde(default)]
+    #[schemars(schema_with = "identity_claims_schema")]
     pub identity_claims: Option<BTreeMap<String, String>>,
-    /// Leeway for `exp` / `nbf` / `iat` (default 30 s, at most 300).
+    /// Leeway for `exp` / `nbf` / `iat`, seconds (default 30, at most 300).
     #[serde(default)]
+    #[schemars(range(max = 300), extend("default" = 30))]
     pub clock_tolerance_seconds: Option<u64>,
 }
 
+fn public_keys_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "anyOf": [
+                { "type": "object" },
+                { "type": "string", "pattern": "-----BEGIN PUBLIC KEY-----" }
+            ]
+        }
+    })
+}
+
+fn algorithms_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "items": { "enum": ASYMMETRIC_ALGORITHMS }
+    })
+}
+
+fn identity_claims_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": { "minLength": 1 },
+        "additionalProperties": { "type": "string", "minLength": 1 }
+    })
+}
+
 /// `identity.jwt.audience`: one value or several.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(inline)]
 pub enum Audience {
     /// A single accepted audience.
-    One(String),
+    One(#[schemars(length(min = 1))] String),
     /// Any of these.
-    Many(Vec<String>),
+    Many(#[schemars(length(min = 1), inner(length(min = 1)))] Vec<String>),
 }
 
 /// Signature algorithms a token may use: asymmetric only (an HMAC token "signed" with a public

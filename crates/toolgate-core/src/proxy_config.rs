@@ -2,85 +2,104 @@
 //! uses none of them; it parses them so a typo in a proxy setting is `E_CONFIG` like any other
 //! key, and so one config file serves the library and the proxies.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::GateError;
 
-/// `proxy`: who the proxies act for and how they reach their upstream.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `proxy`: who the CLI proxies act for and how they reach their upstream. Command-line flags win.
+// `validate` below checks what the schema attributes state.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxyConfig {
-    /// A fixed caller subject (the CLI's `--subject` wins).
+    /// A fixed caller subject (`--subject` wins).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub subject: Option<String>,
-    /// Fixed caller roles (the CLI's `--role` values win).
+    /// Fixed caller roles (`--role` wins).
     #[serde(default)]
     pub roles: Option<Vec<String>>,
-    /// A fixed session for loop and taint state (the CLI's `--session` wins).
+    /// A fixed session for loop and taint state (`--session` wins).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub session: Option<String>,
-    /// HTTP proxy: the request headers naming the caller (defaults `x-toolgate-subject`,
-    /// `x-toolgate-roles`, `x-toolgate-session`).
+    /// HTTP proxy: request headers naming the caller, lower case (defaults `x-toolgate-subject`,
+    /// `x-toolgate-roles` (comma-separated), `x-toolgate-session`).
     #[serde(default)]
     pub identity_headers: Option<IdentityHeaders>,
-    /// MCP proxy: tools whose changed definition is accepted (`true`: every tool).
+    /// MCP proxy: tools whose changed definition is accepted and pinned anew (`true`: all).
+    /// Default: none, calls to a changed tool are refused.
     #[serde(default)]
     pub accept_tool_changes: Option<AcceptToolChanges>,
-    /// MCP proxy: where pinned tool definitions are kept across runs (relative to the config).
+    /// MCP proxy: file keeping pinned tool definitions across runs (relative to the config file).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub pins_file: Option<String>,
-    /// HTTP proxy: the model API's base URL; MCP proxy with `--listen`: an HTTP MCP server.
+    /// HTTP proxy: the model API base URL; MCP proxy with `--listen`: an HTTP MCP server to front.
     #[serde(default)]
+    #[schemars(pattern(r"^https?://"))]
     pub upstream: Option<String>,
-    /// HTTP proxy: how long the upstream may take before the client gets 504 (ms).
+    /// HTTP proxy: upstream time limit in ms before the client gets 504.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3_600_000))]
     pub timeout_ms: Option<u64>,
-    /// HTTP proxy: the largest request body read (bytes); larger ones get 413.
+    /// HTTP proxy: largest request body in bytes (413 beyond).
     #[serde(default)]
+    #[schemars(range(min = 1024, max = 1_073_741_824))]
     pub max_body_bytes: Option<u64>,
     /// Listeners: `Origin` values accepted besides loopback ones.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
-    /// Listeners: the environment variable holding the bearer token clients must send.
+    /// Listeners: environment variable holding the bearer token clients must send.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub bearer_token_env: Option<String>,
-    /// Headers the proxies send to their upstream (the model API's or MCP server's own
-    /// credentials); a `{ "env": "VAR" }` value is read from that variable at start.
+    /// Headers sent to the upstream (its own credentials: the model API's or the MCP server's); a
+    /// `{ env }` value is read from that environment variable at start.
     #[serde(default)]
+    #[schemars(extend("propertyNames" = { "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }))]
     pub upstream_headers: Option<std::collections::BTreeMap<String, HeaderValue>>,
 }
 
 /// A `proxy.upstreamHeaders` value: literal text, or the name of an environment variable.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+// `deny_unknown_fields` reaches the `Env` variant: `{ "env": "VAR", "x": 1 }` is an unknown key.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged, deny_unknown_fields)]
+#[schemars(inline)]
 pub enum HeaderValue {
     /// The header's value as written.
-    Literal(String),
+    Literal(#[schemars(pattern(r"^[^\r\n\u0000]*$"))] String),
     /// `{ "env": "VAR" }`: the value of `VAR` (the host refuses a missing variable).
     Env {
         /// The environment variable's name.
+        #[schemars(length(min = 1))]
         env: String,
     },
 }
 
 /// `proxy.identityHeaders`: header names, lower case.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct IdentityHeaders {
     /// Header carrying the subject.
     #[serde(default)]
+    #[schemars(pattern(r"^[a-z0-9_-]+$"))]
     pub subject: Option<String>,
     /// Header carrying the roles, comma-separated.
     #[serde(default)]
+    #[schemars(pattern(r"^[a-z0-9_-]+$"))]
     pub roles: Option<String>,
     /// Header carrying the session.
     #[serde(default)]
+    #[schemars(pattern(r"^[a-z0-9_-]+$"))]
     pub session: Option<String>,
 }
 
 /// `proxy.acceptToolChanges`: all tools, or the named ones.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(inline)]
 pub enum AcceptToolChanges {
     /// `true`: every changed definition is accepted (and pinned anew); `false`: none.
     All(bool),
@@ -154,5 +173,8 @@ mod tests {
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"timeoutMs":0}}"#).unwrap_err().to_string().contains("timeoutMs"));
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"acceptToolChanges":"yes"}}"#).is_err());
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstream":"ftp://x"}}"#).unwrap_err().to_string().contains("upstream"));
+        // `{ "env": … }` takes no other key, like every other config object
+        assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K"},"b":"v"}}}"#).is_ok());
+        assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K","fallback":"x"}}}}"#).is_err());
     }
 }
