@@ -68,21 +68,58 @@ fn closest<'a>(name: &str, visible: &[(&'a str, &'a str)]) -> Vec<&'a str> {
         return Vec::new();
     }
     let lower = name.to_lowercase();
-    let budget = (lower.chars().count() / 3).max(2);
+    let chars = lower.chars().count();
+    let budget = (chars / 3).max(2);
+    let mut row = Vec::new();
     let mut scored: Vec<(usize, &str)> = visible
         .iter()
         .filter_map(|&(cand, c)| {
             let contains = lower.len() >= 3 && (c.contains(&lower) || lower.contains(c));
+            if contains {
+                return Some((strsim::levenshtein(&lower, c), cand));
+            }
             // the edit distance is at least the length difference: skip hopeless candidates
-            if !contains && lower.chars().count().abs_diff(c.chars().count()) > budget {
+            // (byte lengths bound char counts from above, so only ASCII pairs are cut this cheaply)
+            if lower.is_ascii() && c.is_ascii() {
+                if lower.len().abs_diff(c.len()) > budget {
+                    return None;
+                }
+                return within(lower.as_bytes(), c.as_bytes(), budget, &mut row).map(|d| (d, cand));
+            }
+            if chars.abs_diff(c.chars().count()) > budget {
                 return None;
             }
             let d = strsim::levenshtein(&lower, c);
-            (d <= budget || contains).then_some((d, cand))
+            (d <= budget).then_some((d, cand))
         })
         .collect();
     scored.sort();
     scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+/// The Levenshtein distance of two ASCII strings when it is at most `budget` (`None` beyond):
+/// one row of the table in `row` (reused across candidates), given up as soon as every cell of
+/// a row exceeds the budget. The same distance `strsim::levenshtein` gives, for ASCII.
+fn within(a: &[u8], b: &[u8], budget: usize, row: &mut Vec<usize>) -> Option<usize> {
+    row.clear();
+    row.extend(0..=b.len());
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        let mut best = row[0];
+        for (j, &cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            let v = (diag + usize::from(ca != cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+            row[j + 1] = v;
+            best = best.min(v);
+        }
+        if best > budget {
+            return None;
+        }
+    }
+    let d = row[b.len()];
+    (d <= budget).then_some(d)
 }
 
 #[cfg(test)]
@@ -109,6 +146,20 @@ mod tests {
         let m = unknown_tool_message("zzz", pairs(&one));
         assert!(!m.contains("Did you mean"), "{m}");
         assert!(unknown_tool_message("x", std::iter::empty()).contains("No tools"));
+    }
+
+    #[test]
+    fn the_bounded_distance_is_levenshtein_within_the_budget() {
+        let words = ["", "a", "ab", "read_file", "read_fil", "raed_file", "search_issues", "search_code", "list_issues", "get-env", "get_env", "delete_files", "xyz"];
+        let mut row = Vec::new();
+        for a in words {
+            for b in words {
+                let d = strsim::levenshtein(a, b);
+                for budget in 0..6 {
+                    assert_eq!(within(a.as_bytes(), b.as_bytes(), budget, &mut row), (d <= budget).then_some(d), "{a} {b} {budget}");
+                }
+            }
+        }
     }
 
     #[test]
