@@ -81,7 +81,8 @@ describe('the shipped config JSON Schema', () => {
     }
     const policyConfig = JSON.parse(require('node:fs').readFileSync(join(__dirname, 'fixtures', 'policy', 'config.json'), 'utf8'))
     const proof = { tools: [{ name: 'a', mode: 'shadow' }], mode: 'enforce', receipts: { ttlSeconds: 60 }, audit: { includeArguments: true, redact: ['password'], onFailure: 'allow', bufferRecords: 10 } }
-    for (const ok of [demoConfig, full, { tools: [] }, policyConfig, proof]) {
+    const identity = { tools: [], identity: { jwt: { issuer: 'https://idp', audience: ['api'], publicKeys: [{ kty: 'OKP' }], algorithms: ['EdDSA'] } } }
+    for (const ok of [demoConfig, full, { tools: [] }, policyConfig, proof, identity]) {
       expect(validate(ok)).toBe(true)
       expect(() => new ToolGate(ok as never)).not.toThrow()
     }
@@ -111,6 +112,9 @@ describe('the shipped config JSON Schema', () => {
       { tools: [], proxy: { identityHeaders: { subject: 'X-User' } } },
       { tools: [], identity: { jwt: { issuer: 'https://idp', audience: 'api', jwksUrl: 'https://idp/jwks', algorithms: ['HS256'] } } },
       { tools: [], identity: { jwt: { issuer: 'https://idp', audience: [], jwksUrl: 'https://idp/jwks' } } },
+      { tools: [], identity: { jwt: { issuer: 'https://idp', audience: 'api' } } },
+      { tools: [], identity: { jwt: { issuer: 'https://idp', audience: 'api', jwksUrl: 'https://idp/jwks', publicKeys: [{ kty: 'OKP' }] } } },
+      { tools: [], audit: { chainKeyEnv: 'K', chainKeyFile: 'k.key' } },
     ]
     for (const bad of badOnes) {
       expect(validate(bad)).toBe(false)

@@ -189,8 +189,10 @@ pub enum OnFailure {
 /// `audit`: where decision records go and what they hold (docs/audit.md): one hash-chained JSON
 /// line per decision.
 // The files, standard output and the chain key are the host's; the core builds the records.
+// `not`: at most one of `chainKeyEnv` and `chainKeyFile` (checked in `Config::check`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend("not" = { "required": ["chainKeyEnv", "chainKeyFile"] }))]
 pub struct AuditConfig {
     /// Append records to this JSONL file (relative to the config file with `fromFile`).
     #[serde(default)]

@@ -20,11 +20,18 @@ pub struct IdentityConfig {
 }
 
 /// `identity.jwt`: what makes a token valid and how its claims become a `CallContext`.
-// `validate` below checks what the schema attributes state, and exactly one of `jwksUrl` and
-// `publicKeys` (which the schema leaves to the description).
+// `validate` below checks what the schema attributes state. `not`: exactly one of `jwksUrl` and
+// `publicKeys`, said as "not (both, or neither)" since the TypeScript generator reads no `not`
+// (an `anyOf` of `required` lists would turn the interface into an open intersection).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(rename = "JwtIdentityConfig")]
+#[schemars(
+    rename = "JwtIdentityConfig",
+    extend("not" = { "anyOf": [
+        { "required": ["jwksUrl", "publicKeys"] },
+        { "not": { "anyOf": [{ "required": ["jwksUrl"] }, { "required": ["publicKeys"] }] } }
+    ] })
+)]
 pub struct JwtConfig {
     /// The `iss` every token must carry (also the authorization server the protected-resource
     /// metadata names).
