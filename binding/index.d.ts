@@ -9,6 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A prepared caller: its context read once. Raw binding: use `gate.caller(ctx)` from the package. */
+export declare class BindingCaller {
+  /**
+   * Reads a `CallContext` from its JSON text once. Throws `E_CONFIG` naming a key that is not
+   * a context field or a value of the wrong type (as a context passed with each call would).
+   */
+  constructor(ctxJson: string)
+  /** The handle to pass to `check` (and in a turn's options) while this object is alive. */
+  get handle(): number
+}
+
 /**
  * Owns one registered gate; dropping it (when JS collects it) unregisters the gate.
  * Raw binding: use `ToolGate` from the package instead.
@@ -105,10 +116,11 @@ export declare class BindingStream {
 }
 
 /**
- * Checks one call on the gate `handle` (the hot path); answers in the wire format of this
- * module's docs. Never throws: an unknown handle is a refusal.
+ * Checks one call on the gate `handle` (the hot path) for the prepared caller `caller` (a
+ * `BindingCaller` handle; absent: no context); answers in the wire format of this module's
+ * docs. Never throws: an unknown gate or caller handle is a refusal.
  */
-export declare function check(handle: number, tool: string, args: string): string
+export declare function check(handle: number, tool: string, args: string, caller?: number | undefined | null): string
 
 /**
  * [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the

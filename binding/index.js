@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BindingCaller = nativeBinding.BindingCaller
 module.exports.BindingGate = nativeBinding.BindingGate
 module.exports.BindingState = nativeBinding.BindingState
 module.exports.BindingStream = nativeBinding.BindingStream

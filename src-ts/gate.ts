@@ -2,7 +2,7 @@ import { AuditTrail, type AuditSinks, type AuditSource } from './audit/trail'
 import { readConfigText } from './config-file'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
-import { bareContextText, contextText } from './context'
+import { bareContextText, Caller, callerHandle, callerOption, contextText, plainContext, prepareCaller, type CallerOption } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
 import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors'
 import { native, type BindingGate } from './native'
@@ -59,7 +59,7 @@ export class ToolGate {
   // the hot path calls the free `check` function with its handle.
   readonly #binding: BindingGate
   readonly #handle: number
-  readonly #check: (handle: number, tool: string, args: string) => string
+  readonly #check: (handle: number, tool: string, args: string, caller?: number) => string
   readonly #tools: readonly string[]
   readonly #native: ReturnType<typeof native>
   readonly #engines: readonly PolicyEngine[] | undefined
@@ -193,6 +193,21 @@ export class ToolGate {
   }
 
   /**
+   * Prepares a caller once: `ctx` is read and checked now (`E_CONFIG` for a key that is not a
+   * `CallContext` field or a value of the wrong type), and the returned {@link Caller} is passed
+   * in its place — `check(tool, args, caller)`, `guard(payload, { dialect, caller })`,
+   * `filterTools(tools, { dialect, caller })`, `stream({ dialect, caller })` — so a call with a
+   * known caller costs no conversion of its context. Decisions are the same as with `ctx`.
+   */
+  caller(ctx: CallContext): Caller {
+    try {
+      return prepareCaller(this.#native.BindingCaller, ctx)
+    } catch (err) {
+      throw toToolGateError(err, 'E_CONFIG')
+    }
+  }
+
+  /**
    * Decides one call. `args` is the raw JSON text the model sent (the hot path: parsed
    * strictly in Rust, once) or an already-parsed object; `""`, `null` and `undefined` mean `{}`.
    * Returns `passed` (run with `argumentsJson`, the caller's own text), `repaired` (run with
@@ -200,7 +215,10 @@ export class ToolGate {
    * `message`. Never throws on model output. On a gate with remote state (`state.redis`) it
    * throws `E_ASYNC`: use {@link ToolGate.checkAsync}.
    */
-  check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict {
+  check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict
+  /** {@link ToolGate.check} for a caller prepared once with {@link ToolGate.caller} (no conversion of the context per call). */
+  check(tool: string, args: string | object | null | undefined, caller: Caller): Verdict
+  check(tool: string, args: string | object | null | undefined, ctx?: CallContext | Caller): Verdict {
     if (this.#remote) throw remoteSync('check')
     const engines = this.#engines
     return this.#decide(tool, args, ctx, false, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'check', this.#onEngineError))) as Verdict
@@ -211,7 +229,7 @@ export class ToolGate {
    * bounded by `engineTimeoutMs`) or whose state is remote (the decision runs on libuv's thread
    * pool, never blocking the event loop). Works on any gate.
    */
-  async checkAsync(tool: string, args: string | object | null | undefined, ctx?: CallContext): Promise<Verdict> {
+  async checkAsync(tool: string, args: string | object | null | undefined, ctx?: CallContext | Caller): Promise<Verdict> {
     const engines = this.#engines
     return this.#decide(tool, args, ctx, this.#remote, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
   }
@@ -224,14 +242,14 @@ export class ToolGate {
    * exactly once. An unknown, used, expired or other caller's token is `token_invalid`. On a
    * gate with remote state it throws `E_ASYNC`: use {@link ToolGate.confirmAsync}.
    */
-  confirm(token: string, ctx?: CallContext): Verdict {
+  confirm(token: string, ctx?: CallContext | Caller): Verdict {
     if (this.#remote) throw remoteSync('confirm')
     const engines = this.#engines
     return this.#confirm(token, ctx, false, engines && ((r) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'confirm', this.#onEngineError))) as Verdict
   }
 
   /** {@link ToolGate.confirm} awaiting asynchronous engines, and remote state off the event loop. */
-  async confirmAsync(token: string, ctx?: CallContext): Promise<Verdict> {
+  async confirmAsync(token: string, ctx?: CallContext | Caller): Promise<Verdict> {
     const engines = this.#engines
     return this.#confirm(token, ctx, this.#remote, engines && ((r) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError)))
   }
@@ -257,7 +275,7 @@ export class ToolGate {
   }
 
   /** One call: the binding's `checkAs`, in place or on the thread pool (`offLoop`), staged when engines are plugged. */
-  #decide(tool: string, args: string | object | null | undefined, ctx: CallContext | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
+  #decide(tool: string, args: string | object | null | undefined, ctx: CallContext | Caller | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
     const text = args === null || args === undefined ? '' : jsonText(args)
     const c = bareContextText(ctx)
     if (typeof text !== 'string') {
@@ -266,7 +284,12 @@ export class ToolGate {
       return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
     }
     if (ask === undefined && !offLoop) {
-      const wire = c === '' ? this.#check(this.#handle, String(tool), text) : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+      const wire =
+        ctx instanceof Caller
+          ? this.#check(this.#handle, String(tool), text, callerHandle(ctx))
+          : c === ''
+            ? this.#check(this.#handle, String(tool), text)
+            : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
       this.#audit?.decided(1)
       return this.#fromWire(tool, wire, text)
     }
@@ -282,7 +305,7 @@ export class ToolGate {
     return this.#staged(tool, text, ctx, ask, wire)
   }
 
-  #confirm(token: string, ctx: CallContext | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
+  #confirm(token: string, ctx: CallContext | Caller | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
     const c = bareContextText(ctx)
     const n = this.#native
     type Confirmed = { tool: string; verdict: Verdict; facts: Facts }
@@ -301,13 +324,13 @@ export class ToolGate {
     if (ask === undefined) return chain(run(undefined), (r) => r.verdict)
     return chain(run(''), (first) => {
       if (first.facts.engine === undefined) return first.verdict
-      const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, ctx ?? {}))
+      const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, plainContext(ctx)))
       return chain(answer, (a) => chain(run(a), (r) => r.verdict))
     })
   }
 
   /** Two-step check for a gate with engines: built-ins, then the engines, then the rest. */
-  #staged(tool: string, text: string, ctx: CallContext | undefined, ask: Ask, wire: (engine: string | undefined) => string | Promise<string>): Verdict | Promise<Verdict> {
+  #staged(tool: string, text: string, ctx: CallContext | Caller | undefined, ask: Ask, wire: (engine: string | undefined) => string | Promise<string>): Verdict | Promise<Verdict> {
     const facts: Facts = {}
     return chain(wire(''), (w) => {
       const first = this.#fromWire(tool, w, text, facts)
@@ -316,7 +339,7 @@ export class ToolGate {
         this.#audit?.decided(1)
         return chain(wire(a), (done) => this.#fromWire(tool, done, text))
       }
-      return chain(ask(engineRequest(String(tool), first.arguments ?? {}, facts, ctx ?? {})), finish)
+      return chain(ask(engineRequest(String(tool), first.arguments ?? {}, facts, plainContext(ctx))), finish)
     })
   }
 
@@ -340,7 +363,7 @@ export class ToolGate {
    * tell, throws `E_DIALECT`. On a gate with remote state it throws `E_ASYNC`: use
    * {@link ToolGate.guardAsync}.
    */
-  guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
+  guard<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & CallerOption & { dialect: D }): TurnReport<D extends Dialect ? D : Dialect> {
     if (this.#remote) throw remoteSync('guard')
     const engines = this.#engines
     const ask = engines && ((r: EngineRequest) => askEnginesSync(engines, r, this.#engineTimeoutMs, 'guard', this.#onEngineError))
@@ -348,30 +371,40 @@ export class ToolGate {
   }
 
   /** {@link ToolGate.guard} awaiting asynchronous engines (each call's engines in payload order), and remote state off the event loop. */
-  async guardAsync<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & { dialect: D }): Promise<TurnReport<D extends Dialect ? D : Dialect>> {
+  async guardAsync<D extends Dialect | 'auto'>(payload: string | object, opts: GuardOptions & CallerOption & { dialect: D }): Promise<TurnReport<D extends Dialect ? D : Dialect>> {
     const engines = this.#engines
     const ask = engines && ((r: EngineRequest) => askEngines(engines, r, this.#engineTimeoutMs, this.#onEngineError))
     return this.#guard(payload, opts, this.#remote, ask) as Promise<TurnReport<D extends Dialect ? D : Dialect>>
   }
 
-  #guard(payload: string | object, opts: GuardOptions, offLoop: boolean, ask: Ask | undefined): TurnReport | Promise<TurnReport> {
+  #guard(payload: string | object, opts: GuardOptions & CallerOption, offLoop: boolean, ask: Ask | undefined): TurnReport | Promise<TurnReport> {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'guard: `dialect` is required (a Dialect name or "auto")')
     }
     const text = payloadText(payload, `${dialect} payload`)
-    const c = contextText(opts)
+    const prepared = callerOption(opts)
+    const c = prepared === undefined ? contextText(opts) : ''
     const n = this.#native
     const run = (engines: string | EngineAnswer[] | undefined): string | Promise<string> => {
-      const o: Record<string, unknown> = {}
-      if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
-      if (engines !== undefined) o.engines = engines
-      let options = JSON.stringify(o)
-      if (c !== '') options = options === '{}' ? `{"context":${c}}` : `${options.slice(0, -1)},"context":${c}}`
-      const opt = options === '{}' ? '' : options
+      let opt: string
+      if (opts.protocolVersion === undefined && engines === undefined) {
+        // the common case: no options but the caller, spliced without building an object
+        opt = prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : c === '' ? '' : `{"context":${c}}`
+      } else {
+        const o: Record<string, unknown> = {}
+        if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
+        if (engines !== undefined) o.engines = engines
+        // a prepared caller is named by handle; it is kept alive by `opts` until the answer is read
+        if (prepared !== undefined) o.caller = callerHandle(prepared)
+        let options = JSON.stringify(o)
+        if (c !== '') options = `${options.slice(0, -1)},"context":${c}}`
+        opt = options
+      }
       if (offLoop) {
         return n.guardAsync(this.#handle, dialect, text, opt).then(
           (w) => {
+            void prepared // read here so the closure holds the caller: its handle is read on the thread pool
             this.#audit?.decided(1)
             return taskAnswer(w, 'E_PAYLOAD')
           },
@@ -393,7 +426,7 @@ export class ToolGate {
     return chain(run('ask'), (first) => {
       const questions = engineQuestions(first)
       if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
-      const context = JSON.parse(c === '' ? '{}' : c) as CallContext
+      const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
       const answers = questions.map((q) => (q === undefined ? 'delegate' : ask(engineRequest(q.tool, q.arguments, q, context))))
       const finish = (a: EngineAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
       return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
@@ -406,7 +439,7 @@ export class ToolGate {
    * request body holding one) — with only the tools this caller could call. Undeclared tools are
    * always removed. AI SDK records and LangChain tool arrays keep the caller's own tool objects.
    */
-  filterTools<T>(tools: T, opts: FilterToolsOptions): T {
+  filterTools<T>(tools: T, opts: FilterToolsOptions & CallerOption): T {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'filterTools: `dialect` is required')
@@ -428,7 +461,7 @@ export class ToolGate {
    * `end()` answers the whole turn exactly as {@link ToolGate.guard} would. Other dialects throw
    * `ToolGateError` `E_DIALECT`.
    */
-  stream<D extends Dialect>(opts: StreamOptions & { dialect: D }): ToolCallStream<D> {
+  stream<D extends Dialect>(opts: StreamOptions & CallerOption & { dialect: D }): ToolCallStream<D> {
     const dialect = opts?.dialect
     if (typeof dialect !== 'string') {
       throw new ToolGateError('E_DIALECT', 'stream: `dialect` is required')

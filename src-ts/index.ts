@@ -3,6 +3,7 @@
  * @packageDocumentation
  */
 export { ToolGate, defineConfig } from './gate'
+export { Caller, type CallerOption } from './context'
 export { GateState, type GateStateOptions } from './state'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'

@@ -2,6 +2,7 @@
 // `napi build`: it picks the prebuilt binary for this platform, or the local build output in a
 // checkout.
 import type {
+  BindingCaller as BindingCallerClass,
   BindingGate as BindingGateClass,
   BindingState as BindingStateClass,
   BindingStream as BindingStreamClass,
@@ -20,6 +21,7 @@ import type {
 import { ToolGateError } from './errors'
 
 type BindingModule = {
+  BindingCaller: typeof BindingCallerClass
   BindingGate: typeof BindingGateClass
   BindingState: typeof BindingStateClass
   BindingStream: typeof BindingStreamClass

@@ -6,6 +6,8 @@
 import {
   ToolGate,
   ToolGateError,
+  Caller,
+  type CallerOption,
   GateState,
   type GateStateOptions,
   type StateConfig,
@@ -173,7 +175,17 @@ export function usage(): string[] {
     surface: 'visitor',
     callId: 'call-1',
   }
+  // a caller prepared once, passed where a context goes
+  const caller: Caller = gate.caller(ctx)
+  const prepared: Readonly<CallContext> = caller.context
+  const callerOpt: CallerOption = { caller }
+  out.push(prepared.subject ?? '', String(callerOpt.caller === caller))
+  out.push(gate.guard('{}', { dialect: 'openai', caller }).dialect)
+  out.push(String(gate.filterTools([], { dialect: 'openai', caller }).length))
+  // @ts-expect-error a Caller is made by gate.caller, not constructed
+  out.push(String(new Caller()))
   const verdicts: Verdict[] = [
+    gate.check('search', '{"query":"rust","limit":"10"}', caller),
     gate.check('search', '{"query":"rust","limit":"10"}', ctx),
     gate.check('search', { query: 'rust' }),
     gate.check('search', null),

@@ -11,6 +11,7 @@
 //! - `\n OUTCOME \n REASON \n FACTS \n MESSAGE`: refused (FACTS may be empty; it also carries a
 //!   `confirm` outcome's `confirmation`).
 
+mod caller;
 mod decide_async;
 mod state;
 mod stream;
@@ -283,14 +284,26 @@ impl BindingGate {
     }
 }
 
-/// Checks one call on the gate `handle` (the hot path); answers in the wire format of this
-/// module's docs. Never throws: an unknown handle is a refusal.
+/// Checks one call on the gate `handle` (the hot path) for the prepared caller `caller` (a
+/// `BindingCaller` handle; absent: no context); answers in the wire format of this module's
+/// docs. Never throws: an unknown gate or caller handle is a refusal.
 #[napi]
-pub fn check(handle: u32, tool: String, args: String) -> String {
+pub fn check(handle: u32, tool: String, args: String, caller: Option<u32>) -> String {
     let Some(gate) = lookup(handle) else {
         return RELEASED_WIRE.to_string();
     };
-    catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check(&tool, &args)))).unwrap_or_else(|_| PANIC_WIRE.to_string())
+    let ctx = match caller {
+        None => None,
+        Some(c) => match caller::lookup(c) {
+            Some(ctx) => Some(ctx),
+            None => return RELEASED_CALLER_WIRE.to_string(),
+        },
+    };
+    catch_unwind(AssertUnwindSafe(|| match &ctx {
+        None => to_wire(&gate.check(&tool, &args)),
+        Some(ctx) => to_wire(&gate.check_as(&tool, &args, &gate.who(ctx, Stage::Full))),
+    }))
+    .unwrap_or_else(|_| PANIC_WIRE.to_string())
 }
 
 /// The hot path without napi-rs's generic glue (measured in bench/check.bench.ts: that glue builds
@@ -306,7 +319,9 @@ mod fast {
 
     use napi::sys;
 
-    use super::{write_wire, GATES, PANIC_WIRE, RELEASED_WIRE};
+    use toolgate_core::Stage;
+
+    use super::{write_wire, GATES, PANIC_WIRE, RELEASED_CALLER_WIRE, RELEASED_WIRE};
 
     thread_local! {
         /// Tool name, arguments text and the answer's wire, reused by every call on this thread.
@@ -354,16 +369,31 @@ mod fast {
         out
     }
 
-    /// `check(handle: number, tool: string, args: string): string`.
+    /// `check(handle: number, tool: string, args: string, caller?: number): string`.
     pub(super) unsafe extern "C" fn check(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-        let mut argc = 3usize;
-        let mut argv = [ptr::null_mut(); 3];
+        let mut argc = 4usize;
+        let mut argv = [ptr::null_mut(); 4];
         if sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) != sys::Status::napi_ok {
             return ptr::null_mut();
         }
         let mut handle = 0u32;
         if sys::napi_get_value_uint32(env, argv[0], &mut handle) != sys::Status::napi_ok {
             return throw(env, c"NumberExpected", c"check: `handle` must be a number");
+        }
+        // the prepared caller: absent or `undefined` for none, else a `BindingCaller` handle
+        let mut caller = None;
+        if argc > 3 {
+            let mut kind = sys::ValueType::napi_undefined;
+            if sys::napi_typeof(env, argv[3], &mut kind) != sys::Status::napi_ok {
+                return ptr::null_mut();
+            }
+            if kind != sys::ValueType::napi_undefined {
+                let mut c = 0u32;
+                if sys::napi_get_value_uint32(env, argv[3], &mut c) != sys::Status::napi_ok {
+                    return throw(env, c"NumberExpected", c"check: `caller` must be a number");
+                }
+                caller = Some(c);
+            }
         }
         // taken out for the call (left empty meanwhile), put back after it
         let Some(mut bufs) = BUFS.try_with(|b| b.try_borrow_mut().ok().map(|mut g| std::mem::take(&mut *g))).ok().flatten() else {
@@ -380,11 +410,22 @@ mod fast {
                     return false;
                 };
                 let gates = GATES.read().unwrap_or_else(|e| e.into_inner());
-                match gates.get(handle as usize).and_then(Option::as_ref) {
-                    Some(gate) => write_wire(&gate.check(tool, args), wire),
-                    None => {
-                        wire.clear();
-                        wire.extend_from_slice(RELEASED_WIRE.as_bytes());
+                let Some(gate) = gates.get(handle as usize).and_then(Option::as_ref) else {
+                    wire.clear();
+                    wire.extend_from_slice(RELEASED_WIRE.as_bytes());
+                    return true;
+                };
+                match caller {
+                    None => write_wire(&gate.check(tool, args), wire),
+                    Some(c) => {
+                        let callers = super::caller::CALLERS.read().unwrap_or_else(|e| e.into_inner());
+                        match callers.get(c as usize).and_then(Option::as_ref) {
+                            Some(ctx) => write_wire(&gate.check_as(tool, args, &gate.who(ctx, Stage::Full)), wire),
+                            None => {
+                                wire.clear();
+                                wire.extend_from_slice(RELEASED_CALLER_WIRE.as_bytes());
+                            }
+                        }
                     }
                 }
                 true
@@ -425,6 +466,7 @@ pub fn install_fast_check(exports: napi::bindgen_prelude::Object<'_>, env: napi:
 }
 
 const RELEASED_WIRE: &str = "\nrejected\nbad_arguments\n\nThis gate has been released; the call was not run.";
+const RELEASED_CALLER_WIRE: &str = "\nrejected\nbad_arguments\n\nThis caller has been released; the call was not run.";
 
 /// [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the
 /// whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded), or
@@ -477,20 +519,25 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, GateError>)
 /// `protocolVersion`, `context` (the caller), `engines` (`"ask"` or the answers by call index).
 struct TurnArgs {
     opts: TurnOptions,
-    ctx: CallContext,
+    ctx: Arc<CallContext>,
     engines: Option<Vec<EngineAnswer>>,
     ask: bool,
 }
 
 fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
-    let mut out = TurnArgs { opts: TurnOptions::default(), ctx: CallContext::default(), engines: None, ask: false };
+    let mut out = TurnArgs { opts: TurnOptions::default(), ctx: Arc::new(CallContext::default()), engines: None, ask: false };
     if json.is_empty() {
         return Ok(out);
     }
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| GateError::Payload(format!("options: {e}")))?;
     out.opts.protocol_version = v.get("protocolVersion").and_then(|p| p.as_str()).map(str::to_owned);
     if let Some(c) = v.get("context") {
-        out.ctx = CallContext::from_json(&c.to_string())?;
+        out.ctx = Arc::new(CallContext::from_json(&c.to_string())?);
+    }
+    // a prepared caller (`BindingCaller` handle) instead of a context
+    if let Some(c) = v.get("caller") {
+        let handle = c.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| GateError::Config(format!("options.caller: expected a caller handle, got {c}")))?;
+        out.ctx = caller::lookup(handle).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))?;
     }
     match v.get("engines") {
         None => {}
