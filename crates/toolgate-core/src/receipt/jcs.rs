@@ -27,24 +27,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::number::write_number;
-
-/// Where canonical text goes: a `String`, or straight into a hash so no text is kept.
-pub(crate) trait Sink {
-    /// Appends `s`.
-    fn put(&mut self, s: &str);
-}
-
-impl Sink for String {
-    fn put(&mut self, s: &str) {
-        self.push_str(s);
-    }
-}
-
-impl Sink for sha2::Sha256 {
-    fn put(&mut self, s: &str) {
-        sha2::Digest::update(self, s.as_bytes());
-    }
-}
+use super::sink::Sink;
 
 /// RFC 8785 canonical JSON text of `v` (see the module doc).
 pub fn canonical_json(v: &Value) -> String {

@@ -35,6 +35,7 @@ mod jcs;
 mod jws;
 mod key;
 mod number;
+mod sink;
 mod verify;
 
 use sha2::{Digest, Sha256};

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use serde_json::Number;
 
-use super::jcs::Sink;
+use super::sink::Sink;
 
 /// Largest integer magnitude every double represents exactly (2^53).
 const EXACT: u64 = 1 << 53;
