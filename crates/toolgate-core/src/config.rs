@@ -333,6 +333,20 @@ pub struct LoopConfig {
     pub window_seconds: u64,
 }
 
+impl LoopConfig {
+    /// Checks the thresholds' ranges (`maxIdentical` 1–10000, `windowSeconds` 1–604800); the
+    /// message names the key, for the caller to place in the config.
+    pub fn check(&self) -> Result<(), String> {
+        if self.max_identical == 0 || self.max_identical > 10_000 {
+            return Err(format!("maxIdentical must be between 1 and 10000, got {}", self.max_identical));
+        }
+        if self.window_seconds == 0 || self.window_seconds > 7 * 24 * 3600 {
+            return Err(format!("windowSeconds must be between 1 and 604800, got {}", self.window_seconds));
+        }
+        Ok(())
+    }
+}
+
 /// `confirm`: confirm-before-write.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -684,7 +698,7 @@ impl Config {
             }
         }
         if let Some(l) = &self.loop_guard {
-            crate::policy::tool::check_loop(l).map_err(|m| GateError::Config(format!("config at `loop`: {m}")))?;
+            l.check().map_err(|m| GateError::Config(format!("config at `loop`: {m}")))?;
         }
         if self.confirm.ttl_seconds == 0 || self.confirm.ttl_seconds > 86_400 {
             return Err(GateError::Config(format!("config at `confirm.ttlSeconds`: must be between 1 and 86400, got {}", self.confirm.ttl_seconds)));

@@ -85,7 +85,7 @@ impl ToolPolicy {
             }
         }
         if let Some(l) = t.loop_guard {
-            check_loop(&l).map_err(|m| at("loop", m))?;
+            l.check().map_err(|m| at("loop", m))?;
         }
         Ok(ToolPolicy {
             action,
@@ -156,17 +156,6 @@ impl ToolPolicy {
         }
         None
     }
-}
-
-/// Validates loop thresholds.
-pub fn check_loop(l: &LoopConfig) -> Result<(), String> {
-    if l.max_identical == 0 || l.max_identical > 10_000 {
-        return Err(format!("maxIdentical must be between 1 and 10000, got {}", l.max_identical));
-    }
-    if l.window_seconds == 0 || l.window_seconds > 7 * 24 * 3600 {
-        return Err(format!("windowSeconds must be between 1 and 604800, got {}", l.window_seconds));
-    }
-    Ok(())
 }
 
 fn glob_refusal(tool: &str, name: &str, glob: &Glob) -> Verdict {
