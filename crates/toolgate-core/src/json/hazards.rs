@@ -14,12 +14,10 @@
 
 use serde_json::{Map, Number, Value};
 
+pub use super::parse::MAX_SAFE_INTEGER;
 use super::parse::ParseError;
 use super::pointer::{to_display, Seg};
 
-/// The largest integer every JSON consumer represents exactly (JavaScript's
-/// `Number.MAX_SAFE_INTEGER`).
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Whether `n` is an integer literal outside ±[`MAX_SAFE_INTEGER`] (floats such as `1e20` are
 /// the same double everywhere and are not unsafe).

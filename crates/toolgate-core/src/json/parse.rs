@@ -15,6 +15,10 @@ use serde_json::{Map, Number, Value};
 
 use super::pointer::Seg;
 
+/// The largest integer every JSON consumer represents exactly (JavaScript's
+/// `Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// Hard ceiling for nesting, below serde_json's own recursion guard, so the configured limit
 /// is always the one that answers.
 pub const MAX_DEPTH_CEILING: usize = 120;
@@ -307,13 +311,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
         Ok(Value::Bool(v))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        if v.unsigned_abs() > super::hazards::MAX_SAFE_INTEGER {
+        if v.unsigned_abs() > MAX_SAFE_INTEGER {
             self.state.big_integer.set(true);
         }
         Ok(Value::Number(v.into()))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        if v > super::hazards::MAX_SAFE_INTEGER {
+        if v > MAX_SAFE_INTEGER {
             self.state.big_integer.set(true);
         }
         Ok(Value::Number(v.into()))

@@ -15,7 +15,6 @@ use jsonschema::Draft;
 use referencing::{Resolver, ResourceRef};
 use serde_json::Value;
 
-use super::registry::describe;
 
 /// Longest chain of nested schemas (through `$ref`s, across documents) the check follows; past
 /// it a schema is refused as too deep to compile safely.
@@ -177,6 +176,15 @@ fn is_meta_schema(resolver: &Resolver<'_>, r: &str) -> bool {
     let Ok(uri) = resolver.resolve_uri(&base.borrow(), r) else { return false };
     let s = uri.as_str();
     s.starts_with("https://json-schema.org/draft") || s.starts_with("http://json-schema.org/draft")
+}
+
+/// A resolution error, with the not-fetched case said plainly.
+pub(crate) fn describe(msg: &str) -> String {
+    if msg.contains("Resource '") && msg.contains("is not present in a registry") {
+        format!("{msg} (remote schemas are never fetched: add the document to the config's `schemas`)")
+    } else {
+        msg.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use jsonschema::Registry;
 use serde_json::Value;
 
-pub(crate) use super::references::check_references;
+pub(crate) use super::references::{check_references, describe};
 use crate::error::GateError;
 
 /// Most documents `schemas` may hold.
@@ -124,15 +124,6 @@ fn depth(v: &Value, cap: usize) -> usize {
         stack.extend(children.map(|c| (c, d + 1)));
     }
     max
-}
-
-/// A resolution error, with the not-fetched case said plainly.
-pub(crate) fn describe(msg: &str) -> String {
-    if msg.contains("Resource '") && msg.contains("is not present in a registry") {
-        format!("{msg} (remote schemas are never fetched: add the document to the config's `schemas`)")
-    } else {
-        msg.to_string()
-    }
 }
 
 #[cfg(test)]

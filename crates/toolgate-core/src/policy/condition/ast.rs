@@ -154,3 +154,16 @@ impl Num {
         }
     }
 }
+
+/// The names a condition may start a fact with (`args.path`, `roles`, `now` …).
+pub(super) const ROOT_NAMES: [&str; 10] = [
+    "roles", "identity", "purpose", "context", "args", "tool", "action", "resource", "subject",
+    "now",
+];
+
+/// Whether a string (a literal's value) starts with a root name: `'purpose'`, `'args.x'`.
+pub(super) fn is_root(s: &str) -> bool {
+    s.split(['.', '['])
+        .next()
+        .is_some_and(|root| ROOT_NAMES.contains(&root))
+}

@@ -92,7 +92,7 @@ impl Opd {
 
 fn both_literals(op: &Token, src: &str, a: &Opd, b: &Opd) -> ConditionError {
     let named = [a, b].into_iter().find_map(|o| match &o.val {
-        Operand::Lit(Lit::Str(s)) if super::parse::is_root(s) => Some(s.clone()),
+        Operand::Lit(Lit::Str(s)) if super::ast::is_root(s) => Some(s.clone()),
         _ => None,
     });
     let hint = named

@@ -13,7 +13,7 @@
 //! Recursion happens only through `not` and `(`, each counted against `MAX_DEPTH`; `and`/`or`
 //! chains are loops.
 
-use super::ast::{Fact, Lit, Node, Num, Operand, Seg};
+use super::ast::{Fact, Lit, Node, Num, Operand, Seg, ROOT_NAMES};
 use super::check::{self, Opd, Ty};
 use super::lex::{Tok, Token};
 use super::{ConditionError, MAX_DEPTH, MAX_LIST};
@@ -309,18 +309,6 @@ impl<'s> Parser<'s> {
             }
         }
     }
-}
-
-const ROOT_NAMES: [&str; 10] = [
-    "roles", "identity", "purpose", "context", "args", "tool", "action", "resource", "subject",
-    "now",
-];
-
-/// Whether a string (a literal's value) starts with a root name: `'purpose'`, `'args.x'`.
-pub(super) fn is_root(s: &str) -> bool {
-    s.split(['.', '['])
-        .next()
-        .is_some_and(|root| ROOT_NAMES.contains(&root))
 }
 
 fn unknown_name(w: &str) -> String {
