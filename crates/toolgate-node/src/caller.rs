@@ -2,14 +2,16 @@
 //! checked when the caller is prepared, and a decision for it names the prepared caller by
 //! handle, so a host that reuses a caller across many calls pays no conversion per call.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
 use toolgate_core::CallContext;
 
+use crate::slots::Slots;
+
 /// Every live prepared caller, by handle (the slot is freed when its `BindingCaller` is collected).
-pub(crate) static CALLERS: RwLock<Vec<Option<Arc<CallContext>>>> = RwLock::new(Vec::new());
+pub(crate) static CALLERS: Slots<CallContext> = Slots::new();
 
 /// A prepared caller: its context read once. Raw binding: use `gate.caller(ctx)` from the package.
 #[napi]
@@ -19,10 +21,7 @@ pub struct BindingCaller {
 
 impl Drop for BindingCaller {
     fn drop(&mut self) {
-        let mut callers = CALLERS.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(slot) = callers.get_mut(self.handle as usize) {
-            *slot = None;
-        }
+        CALLERS.remove(self.handle);
     }
 }
 
@@ -35,19 +34,7 @@ impl BindingCaller {
         let ctx = std::panic::catch_unwind(|| CallContext::from_json(&ctx_json))
             .map_err(|_| Error::new("E_CONFIG".to_string(), "toolgate could not read this call context".to_string()))?
             .map_err(|e| Error::new(e.code().to_string(), e.to_string()))?;
-        let mut callers = CALLERS.write().unwrap_or_else(|e| e.into_inner());
-        let ctx = Some(Arc::new(ctx));
-        let handle = match callers.iter().position(Option::is_none) {
-            Some(i) => {
-                callers[i] = ctx;
-                i
-            }
-            None => {
-                callers.push(ctx);
-                callers.len() - 1
-            }
-        };
-        Ok(BindingCaller { handle: handle as u32 })
+        Ok(BindingCaller { handle: CALLERS.insert(Arc::new(ctx)) })
     }
 
     /// The handle to pass to `check` (and in a turn's options) while this object is alive.
@@ -59,6 +46,5 @@ impl BindingCaller {
 
 /// The prepared caller `handle` names (`None` once released, or never prepared).
 pub(crate) fn lookup(handle: u32) -> Option<Arc<CallContext>> {
-    let callers = CALLERS.read().unwrap_or_else(|e| e.into_inner());
-    callers.get(handle as usize).and_then(Clone::clone)
+    CALLERS.get(handle)
 }

@@ -13,11 +13,12 @@
 
 mod caller;
 mod decide_async;
+mod slots;
 mod state;
 mod stream;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
@@ -122,26 +123,10 @@ fn to_js_error(e: GateError) -> Error<String> {
 
 /// Every live gate, by handle. The hot path is a free function taking a handle: it costs less
 /// per call than a class method (no class-identity or borrow bookkeeping), measured in bench/.
-static GATES: RwLock<Vec<Option<Arc<Gate>>>> = RwLock::new(Vec::new());
-
-fn register(gate: Arc<Gate>) -> u32 {
-    let mut gates = GATES.write().unwrap_or_else(|e| e.into_inner());
-    let gate = Some(gate);
-    match gates.iter().position(Option::is_none) {
-        Some(i) => {
-            gates[i] = gate;
-            i as u32
-        }
-        None => {
-            gates.push(gate);
-            (gates.len() - 1) as u32
-        }
-    }
-}
+static GATES: slots::Slots<Gate> = slots::Slots::new();
 
 fn lookup(handle: u32) -> Option<Arc<Gate>> {
-    let gates = GATES.read().unwrap_or_else(|e| e.into_inner());
-    gates.get(handle as usize).and_then(Clone::clone)
+    GATES.get(handle)
 }
 
 /// Owns one registered gate; dropping it (when JS collects it) unregisters the gate.
@@ -156,10 +141,7 @@ pub struct BindingGate {
 
 impl Drop for BindingGate {
     fn drop(&mut self) {
-        let mut gates = GATES.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(slot) = gates.get_mut(self.handle as usize) {
-            *slot = None;
-        }
+        GATES.remove(self.handle);
     }
 }
 
@@ -189,7 +171,7 @@ impl BindingGate {
                     (None, None) => gate,
                 };
                 let gate = Arc::new(gate);
-                Ok(BindingGate { handle: register(Arc::clone(&gate)), gate, owned_redis })
+                Ok(BindingGate { handle: GATES.insert(Arc::clone(&gate)), gate, owned_redis })
             }
             Ok(Err(e)) => Err(to_js_error(e)),
             Err(_) => Err(Error::new("E_CONFIG".to_string(), "toolgate could not compile this config".to_string())),
@@ -409,7 +391,7 @@ mod fast {
                 let (Ok(tool), Ok(args)) = (std::str::from_utf8(tool), std::str::from_utf8(args)) else {
                     return false;
                 };
-                let gates = GATES.read().unwrap_or_else(|e| e.into_inner());
+                let gates = GATES.read();
                 let Some(gate) = gates.get(handle as usize).and_then(Option::as_ref) else {
                     wire.clear();
                     wire.extend_from_slice(RELEASED_WIRE.as_bytes());
@@ -418,7 +400,7 @@ mod fast {
                 match caller {
                     None => write_wire(&gate.check(tool, args), wire),
                     Some(c) => {
-                        let callers = super::caller::CALLERS.read().unwrap_or_else(|e| e.into_inner());
+                        let callers = super::caller::CALLERS.read();
                         match callers.get(c as usize).and_then(Option::as_ref) {
                             Some(ctx) => write_wire(&gate.check_as(tool, args, &gate.who(ctx, Stage::Full)), wire),
                             None => {
