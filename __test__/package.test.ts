@@ -1,7 +1,7 @@
 // The package as users load it: the built dist through `require` and `import`, the CLI, and the
 // README's quickstart pasted as it is.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -48,10 +48,11 @@ describe('package entry points', () => {
     expect(out).toContain('- `query`: required field is missing.')
   })
 
-  it('every other README example that requires toolgate runs as pasted and prints what it says', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8')
-    const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((c) => c.includes("require('toolgate')")).slice(1)
-    expect(blocks.length).toBeGreaterThanOrEqual(2)
+  it('every other README and docs/ example that requires toolgate runs as pasted and prints what it says', () => {
+    const jsBlocks = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((c) => c.includes("require('toolgate')"))
+    const docs = readdirSync(join(root, 'docs'), { recursive: true }).map(String).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))
+    const blocks = [...jsBlocks('README.md').slice(1), ...docs.flatMap(jsBlocks)]
+    expect(blocks.length).toBeGreaterThanOrEqual(4)
     const norm = (s: string) => s.replace(/'/g, '').replace(/\s+/g, ' ')
     for (const code of blocks) {
       const dir = mkdtempSync(join(tmpdir(), 'toolgate-readme-'))

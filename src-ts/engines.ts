@@ -1,5 +1,5 @@
-// Plugged policy engines: asked after the built-in rules, in order (README "Policy: deny by
-// default", the engines paragraph). The core decides everything else; this file only calls the host's functions and
+// Plugged policy engines: asked after the built-in rules, in order (docs/policy.md, the engines
+// paragraph). The core decides everything else; this file only calls the host's functions and
 // turns what they return (or throw, or fail to return in time) into one answer.
 import { ToolGateError } from './errors'
 import type { CallContext, EngineAnswer, EngineRequest, PolicyEngine } from './types'

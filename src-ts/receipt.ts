@@ -1,4 +1,4 @@
-// Receipts, verified (README "Proof and record"): the check runs in the Rust core (ed25519 strict
+// Receipts, verified (docs/proof.md): the check runs in the Rust core (ed25519 strict
 // verification, RFC 8785 argument digest); this only converts.
 import { ToolGateError } from './errors'
 import { native } from './native'

@@ -14,7 +14,7 @@ export type StreamOptions = { dialect: Dialect } & CallContext
 export const STREAM_DIALECTS: readonly Dialect[] = Object.freeze(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'gemini', 'ai-sdk-ui', 'pydantic-ai'])
 
 /**
- * A model's streamed turn, guarded event by event (README "Streams"). Feed every event to
+ * A model's streamed turn, guarded event by event (docs/turns.md "Streams"). Feed every event to
  * {@link ToolCallStream.push}, emit what {@link ToolCallStream.forward} returns to your consumer,
  * and finish with {@link ToolCallStream.end}. Create one with `gate.stream({ dialect })`.
  *

@@ -6,7 +6,7 @@ import type { DialectFeedback } from './dialects/index'
 // inline), re-exported here; to change one, change the Rust type and regenerate.
 export type * from './config-types.generated'
 
-/** The wire dialects toolgate speaks (README "Whole turns, every dialect"). */
+/** The wire dialects toolgate speaks (docs/turns.md "Whole turns"). */
 export type Dialect =
   | 'openai'
   | 'openai-responses'
@@ -60,7 +60,7 @@ export type Reason =
   | 'state_unavailable'
   | 'rate_limited'
 
-/** The kinds of repair (README "What gets repaired"). */
+/** The kinds of repair (docs/turns.md "What gets repaired"). */
 export type FlagCode =
   | 'StringToInteger'
   | 'StringToFloat'
@@ -198,7 +198,7 @@ export interface TurnRefusal {
 }
 
 /**
- * The answer for a whole model turn (README "Whole turns, every dialect"). `D` narrows `feedback` to the
+ * The answer for a whole model turn (docs/turns.md "Whole turns"). `D` narrows `feedback` to the
  * dialect's own message type when the dialect is known (`guard(p, { dialect: 'anthropic' })`).
  */
 export interface TurnReport<D extends Dialect = Dialect> {

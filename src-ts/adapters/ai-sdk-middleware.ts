@@ -98,7 +98,7 @@ function offeredTools(tools: ProviderTool[], gate: ToolGate, context: CallContex
 /**
  * The request's `toolChoice` fitted to the tools left: one naming a removed tool (or `required`
  * with none left) is sent as `auto`, so a hidden tool's name never reaches the provider and no
- * call the gate would refuse is forced (README "Tool choice").
+ * call the gate would refuse is forced (docs/adapters/README.md "Tool choice").
  */
 function withToolChoice(params: CallOptions, before: readonly ProviderTool[]): CallOptions {
   const choice = params.toolChoice

@@ -42,7 +42,7 @@ const RUN = 'runToolCalls (toolgate/anthropic)'
  * - `messages.create` sends `tools` through `gate.filterTools` (the caller's body is copied, not
  *   changed): the model is only offered what this caller may call. A `tool_choice` naming a
  *   removed tool (or `any` when no tool is left) is sent as `{ type: 'auto' }` (keeping
- *   `disable_parallel_tool_use`): never a removed tool's name (README "Tool choice");
+ *   `disable_parallel_tool_use`): never a removed tool's name (docs/adapters/README.md "Tool choice");
  *   `options.onToolChoice` is told why.
  * - A whole message is `gate.guardAsync`-ed (engines awaited) and answered with repaired `input`
  *   written back; refused `tool_use` blocks stay in it, their refusals in

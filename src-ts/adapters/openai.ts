@@ -53,7 +53,7 @@ const RUN = 'runToolCalls (toolgate/openai)'
  *   call. A Chat Completions request left with no tool is sent without `tools`, `tool_choice` and
  *   `parallel_tool_calls` (the API refuses an empty list). A `tool_choice` that names a removed
  *   tool (or forces a call when no tool is left) is sent as `'auto'`: never a removed tool's
- *   name (README "Tool choice"); `options.onToolChoice` is told why.
+ *   name (docs/adapters/README.md "Tool choice"); `options.onToolChoice` is told why.
  * - A whole response is `gate.guardAsync`-ed (engines awaited) and answered with repaired
  *   arguments written back; refused calls stay in it, their refusals in
  *   {@link toolgateReport}`(response).feedback`. Pass the response to {@link runToolCalls}.

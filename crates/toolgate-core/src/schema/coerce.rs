@@ -1,4 +1,4 @@
-//! Safe repair of arguments against a compiled schema (README "What gets repaired").
+//! Safe repair of arguments against a compiled schema (docs/turns.md "What gets repaired").
 //!
 //! Guarantees: a value is only type-coerced where it fails its schema's `type` as it is;
 //! conversions are lossless (`3.7` never becomes `3`, `"05"` never becomes `5`); an enum is only

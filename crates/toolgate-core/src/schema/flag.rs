@@ -1,4 +1,4 @@
-//! Repair flags: one per change the gate made, with where, from and to (README "What gets repaired").
+//! Repair flags: one per change the gate made, with where, from and to (docs/turns.md "What gets repaired").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
