@@ -1,4 +1,4 @@
-// Streaming through the HTTP proxy's SSE guard (src-ts/proxy/http-sse.ts), with real peers on
+// Streaming through the HTTP proxy's SSE guard (src-ts/proxy/http/sse.ts), with real peers on
 // loopback: the upstream is helpers/upstream.ts (or a raw node:http server that cuts, stalls or
 // breaks its stream on purpose), a tiny node:http front server runs `guardSse` over the
 // upstream's response body, and the official `openai` and `@anthropic-ai/sdk` clients read what
@@ -13,9 +13,9 @@ import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, verifyReceipt, type ToolGateConfig } from '../src-ts/index'
-import { refusalText } from '../src-ts/proxy/http-refusal'
-import { guardSse, type SseGuardResult } from '../src-ts/proxy/http-sse'
-import type { SseDialect } from '../src-ts/proxy/sse-frames'
+import { refusalText } from '../src-ts/proxy/http/refusal'
+import { guardSse, type SseGuardResult } from '../src-ts/proxy/http/sse'
+import type { SseDialect } from '../src-ts/proxy/http/sse-frames'
 import { chatChunks, messageEvents, responseEvents, sseText, startUpstream, type SseEvent, type Upstream } from './helpers/upstream'
 
 const config: ToolGateConfig = {

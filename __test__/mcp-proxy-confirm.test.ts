@@ -45,7 +45,7 @@ let dir: string
 let serverJs: string
 let writesConfig: string
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'proxy', 'mcp-confirm.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  if (!existsSync(join(root, 'dist', 'proxy', 'mcp', 'confirm.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-confirm-'))
   serverJs = join(dir, 'server.cjs')
   writeFileSync(serverJs, SERVER)

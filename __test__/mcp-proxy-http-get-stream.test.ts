@@ -15,8 +15,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
-import { listenMcpHttp, type McpHttpListener } from '../src-ts/proxy/mcp-http'
-import { GET_STREAM_WAIT_MS } from '../src-ts/proxy/mcp-http-upstream'
+import { listenMcpHttp, type McpHttpListener } from '../src-ts/proxy/mcp/http'
+import { GET_STREAM_WAIT_MS } from '../src-ts/proxy/mcp/http-upstream'
 
 const T = 60_000
 const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text

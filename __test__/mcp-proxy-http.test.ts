@@ -20,8 +20,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
-import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp-http'
-import { loadMcpSdk } from '../src-ts/proxy/mcp-sdk'
+import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp/http'
+import { loadMcpSdk } from '../src-ts/proxy/mcp/sdk'
 import { listenerUrl } from './helpers/mcp-proxy'
 
 const root = join(__dirname, '..')
@@ -465,7 +465,7 @@ describe('toolgate mcp-proxy --listen (the built CLI)', () => {
   const cli = join(root, 'dist', 'cli', 'main.js')
 
   it('serves server-filesystem over HTTP on a free port, and exits 0 on SIGTERM', async () => {
-    if (!existsSync(join(root, 'dist', 'proxy', 'mcp-http.js'))) throw new Error('run `npm run build:ts` first: this test spawns dist/cli/main.js')
+    if (!existsSync(join(root, 'dist', 'proxy', 'mcp', 'http.js'))) throw new Error('run `npm run build:ts` first: this test spawns dist/cli/main.js')
     const child = spawn(process.execPath, [cli, 'mcp-proxy', '--listen', '127.0.0.1:0', '--', process.execPath, fsServer, dir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))

@@ -44,7 +44,7 @@ server.connect(new StdioServerTransport())
 let dir: string
 let serverJs: string
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'proxy', 'mcp-pins.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  if (!existsSync(join(root, 'dist', 'proxy', 'mcp', 'pins.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-pins-'))
   serverJs = join(dir, 'server.cjs')
   writeFileSync(serverJs, SERVER)

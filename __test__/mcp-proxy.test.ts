@@ -20,7 +20,7 @@ const T = 60_000
 
 let dir: string
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'proxy', 'mcp.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  if (!existsSync(join(root, 'dist', 'proxy', 'mcp', 'proxy.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   dir = mkdtempSync(join(tmpdir(), 'toolgate-mcp-proxy-'))
   writeFileSync(join(dir, 'five.txt'), 'one\ntwo\nthree\nfour\nfive\n')
   for (let i = 0; i < 50; i++) writeFileSync(join(dir, `f${i}.txt`), `file ${i}\nsecond line\n`)

@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-import { McpProxy } from '../src-ts/proxy/mcp'
+import { McpProxy } from '../src-ts/proxy/mcp/proxy'
 import { RECEIPT_HEADER, RECEIPT_META, requireReceipt, ToolGate, ToolGateError } from '../src-ts/index'
 
 const seed = Buffer.alloc(32, 3).toString('base64url')

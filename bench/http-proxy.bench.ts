@@ -55,7 +55,7 @@ const TB_TIME = num('BENCH_TIME', 1000, 200)
 /** The CLI to run (BENCH_CLI overrides it, e.g. to time another build). */
 const cli = resolve(process.env.BENCH_CLI ?? join(root, 'dist', 'cli', 'main.js'))
 /** The sources the built CLI must be newer than. */
-const PROXY_SOURCES = ['src-ts/proxy/http.ts', 'src-ts/proxy/http-upstream.ts', 'src-ts/proxy/http-gates.ts', 'src-ts/proxy/http-rewrite.ts', 'src-ts/proxy/http-sse.ts', 'src-ts/cli/proxy.ts', 'src-ts/gate.ts']
+const PROXY_SOURCES = ['src-ts/proxy/http/proxy.ts', 'src-ts/proxy/http/upstream.ts', 'src-ts/proxy/http/gates.ts', 'src-ts/proxy/http/rewrite.ts', 'src-ts/proxy/http/sse.ts', 'src-ts/cli/proxy.ts', 'src-ts/gate.ts']
 
 // --- the conversation: three tools from bench/corpus/tools.json, and the recorded answers ---
 

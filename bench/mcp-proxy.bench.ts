@@ -50,7 +50,7 @@ const TARGET_ADDED_P50_US = 200
 
 const cli = join(root, 'dist', 'cli', 'main.js')
 /** The sources the built CLI must be newer than. */
-const PROXY_SOURCES = ['src-ts/proxy/mcp.ts', 'src-ts/proxy/mcp-stdio.ts', 'src-ts/proxy/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts']
+const PROXY_SOURCES = ['src-ts/proxy/mcp/proxy.ts', 'src-ts/proxy/mcp/stdio.ts', 'src-ts/proxy/mcp/jsonrpc-lines.ts', 'src-ts/cli/mcp-proxy.ts', 'src-ts/gate.ts']
 const server = [process.execPath, join(here, 'mcp-echo-server.mjs')]
 const ARGS = { text: 'hello toolgate', n: 5, tag: 'a' }
 const REPAIR_ARGS = { text: 'hello toolgate', n: '5', tag: 'a' }

@@ -16,7 +16,7 @@ import { cli, listenerUrl, proxyTransport, rawMcpProxy, root, runMcpProxyCli, to
 const T = 120_000
 let dir: string
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist', 'proxy', 'mcp.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  if (!existsSync(join(root, 'dist', 'proxy', 'mcp', 'proxy.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   dir = mkdtempSync(join(tmpdir(), 'toolgate-adv-mcp-'))
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest'
 
 import { GateState, ToolGate, ToolGateError, type ToolGateConfig } from '../../src-ts/index'
-import { GateCache } from '../../src-ts/proxy/http-gates'
-import { ToolPins } from '../../src-ts/proxy/mcp-pins'
-import { McpToolSet } from '../../src-ts/proxy/mcp-tools'
+import { GateCache } from '../../src-ts/proxy/http/gates'
+import { ToolPins } from '../../src-ts/proxy/mcp/pins'
+import { McpToolSet } from '../../src-ts/proxy/mcp/tools'
 
 const config: ToolGateConfig = {
   labels: ['public', 'secret'],

@@ -28,7 +28,7 @@ export interface RunningProxy {
  * it exits first or takes longer than 20 s.
  */
 export function startProxy(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<RunningProxy> {
-  if (!existsSync(join(root, 'dist', 'proxy', 'http.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
+  if (!existsSync(join(root, 'dist', 'proxy', 'http', 'proxy.js'))) throw new Error('run `npm run build:ts` first: the tests spawn dist/cli/main.js')
   const child = spawn(process.execPath, [cli, 'proxy', ...args], { cwd: opts.cwd ?? root, env: opts.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

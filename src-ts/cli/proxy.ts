@@ -1,10 +1,10 @@
 // `toolgate proxy`: an OpenAI / Anthropic compatible HTTP proxy in front of a model API, gating
-// the tools a request offers and the tool calls the model answers with (src-ts/proxy/http.ts).
+// the tools a request offers and the tool calls the model answers with (src-ts/proxy/http/proxy.ts).
 import { unwatchFile, watchFile, type Stats } from 'node:fs'
 
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http'
-import { DEFAULT_PASS_THROUGH, passThroughList } from '../proxy/http-paths'
-import { parseUpstream } from '../proxy/http-upstream'
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http/proxy'
+import { DEFAULT_PASS_THROUGH, passThroughList } from '../proxy/http/paths'
+import { parseUpstream } from '../proxy/http/upstream'
 import { serverIdentity } from '../identity/servers'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'

@@ -8,7 +8,7 @@
 // the two requests paired and bounded.
 import { randomUUID } from 'node:crypto'
 
-import type { TurnCall, Verdict } from '../types'
+import type { TurnCall, Verdict } from '../../types'
 import type { RpcId } from './jsonrpc-lines'
 
 type Msg = Record<string, unknown>

@@ -1,26 +1,26 @@
 // The MCP proxy over Streamable HTTP (`toolgate mcp-proxy --listen HOST:PORT`): an HTTP server
-// answering at `/mcp`, one McpProxy per client session (see mcp-http-session.ts), each with its
+// answering at `/mcp`, one McpProxy per client session (see http-session.ts), each with its
 // own upstream: a process spawned for the session, or a session with an HTTP MCP server. Every
-// request first passes the listener's checks (mcp-http-guard.ts): Host, Origin, bearer token,
+// request first passes the listener's checks (http-guard.ts): Host, Origin, bearer token,
 // body size, session count. With identity (docs/identity.md), the bearer token of every request
 // is verified instead, each session belongs to the subject that opened it, and the RFC 9728
 // metadata is served. All gating decisions are the gate's, inside McpProxy.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-import { ToolGateError } from '../errors'
-import { scopedSession } from '../identity/claims'
-import { authorizationOf, challenge, METADATA_PATH, originOf, protectedResourceMetadata } from '../identity/door'
-import type { CallerVerifier } from '../identity/verifier'
-import type { CallContext } from '../types'
-import type { McpProxyOptions } from './mcp'
-import { ToolPins } from './mcp-pins'
-import { GateState } from '../state'
-import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './mcp-http-guard'
-import { McpHttpSession } from './mcp-http-session'
-import { httpUpstream, stdioUpstream } from './mcp-http-upstream'
-import { loadMcpSdk } from './mcp-sdk'
-import { redactUrl } from './redact-url'
+import { ToolGateError } from '../../errors'
+import { scopedSession } from '../../identity/claims'
+import { authorizationOf, challenge, METADATA_PATH, originOf, protectedResourceMetadata } from '../../identity/door'
+import type { CallerVerifier } from '../../identity/verifier'
+import type { CallContext } from '../../types'
+import type { McpProxyOptions } from './proxy'
+import { ToolPins } from './pins'
+import { GateState } from '../../state'
+import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './http-guard'
+import { McpHttpSession } from './http-session'
+import { httpUpstream, stdioUpstream } from './http-upstream'
+import { loadMcpSdk } from './sdk'
+import { redactUrl } from '../redact-url'
 
 /** Options of {@link listenMcpHttp}. */
 export interface McpHttpListenOptions extends McpProxyOptions {

@@ -2,7 +2,7 @@
 // part written into the answer (the host's UI and logs see it; the model sees it next turn as
 // its own words) and the `x-toolgate-refused` response header. Shapes only: which calls are
 // refused, and the message each carries, is the gate's decision (`TurnReport.calls`).
-import type { Outcome, Reason, TurnCall } from '../types'
+import type { Outcome, Reason, TurnCall } from '../../types'
 
 /** The response header naming the removed calls (absent when none was removed). */
 export const REFUSED_HEADER = 'x-toolgate-refused'

@@ -1,23 +1,23 @@
 // The MCP proxy: sits between an MCP client and an MCP server, passes every message through
 // unchanged, and gates the client's `tools/call` requests with a ToolGate built from the server's
 // own `tools/list` answers (merged with the configured tools). All decisions are the gate's: this
-// file only routes messages and keeps track of ids. Tool definitions are pinned (mcp-pins.ts);
-// calls needing the user's approval are asked through elicitation (mcp-confirm.ts); the stdio
-// runner is mcp-stdio.ts.
-import { isObj as isObject } from '../json-object'
+// file only routes messages and keeps track of ids. Tool definitions are pinned (pins.ts);
+// calls needing the user's approval are asked through elicitation (confirm.ts); the stdio
+// runner is stdio.ts.
+import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 
-import { ToolGate } from '../gate'
-import type { GateState } from '../state'
-import type { CallContext, ToolGateConfig, TurnReport, Verdict } from '../types'
-import { RECEIPT_META } from '../require-receipt'
+import { ToolGate } from '../../gate'
+import type { GateState } from '../../state'
+import type { CallContext, ToolGateConfig, TurnReport, Verdict } from '../../types'
+import { RECEIPT_META } from '../../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
-import { McpConfirmations } from './mcp-confirm'
-import { ToolPins } from './mcp-pins'
-import type { McpConfigReloads } from './mcp-reload'
-import { changedMessage, McpToolSet, toolsOf, type Learned } from './mcp-tools'
+import { McpConfirmations } from './confirm'
+import { ToolPins } from './pins'
+import type { McpConfigReloads } from './reload'
+import { changedMessage, McpToolSet, toolsOf, type Learned } from './tools'
 
-export { runMcpProxy, type StdioProxyOptions } from './mcp-stdio'
+export { runMcpProxy, type StdioProxyOptions } from './stdio'
 
 /** Options of {@link McpProxy}. */
 export interface McpProxyOptions {

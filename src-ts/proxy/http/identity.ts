@@ -9,12 +9,12 @@
 // (see `jwtDoor` below and docs/identity.md).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
-import { ToolGateError } from '../errors'
-import { scopedSession, type VerifiedCaller } from '../identity/claims'
-import { authorizationOf, challenge, METADATA_PATH, originOf, protectedResourceMetadata } from '../identity/door'
-import type { CallerVerifier } from '../identity/verifier'
-import type { CallContext } from '../types'
-import { dialectForErrors, proxyError } from './http-upstream'
+import { ToolGateError } from '../../errors'
+import { scopedSession, type VerifiedCaller } from '../../identity/claims'
+import { authorizationOf, challenge, METADATA_PATH, originOf, protectedResourceMetadata } from '../../identity/door'
+import type { CallerVerifier } from '../../identity/verifier'
+import type { CallContext } from '../../types'
+import { dialectForErrors, proxyError } from './upstream'
 
 /** The identity header names (lower case). */
 export interface IdentityHeaderNames {

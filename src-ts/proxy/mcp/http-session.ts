@@ -4,17 +4,17 @@
 // client goes on, and what happens when either end goes away. With identity, a session belongs
 // to the subject that opened it, and each client message is gated for the caller its own
 // request's bearer token proved (carried to `onmessage` by the transport as `authInfo`).
-import { isObj as isObject } from '../json-object'
+import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js'
 
-import { CONNECTION_CLOSED, INVALID_REQUEST, McpProxy, type McpProxyOptions } from './mcp'
+import { CONNECTION_CLOSED, INVALID_REQUEST, McpProxy, type McpProxyOptions } from './proxy'
 import type { RpcId } from './jsonrpc-lines'
-import type { Upstream, UpstreamEvents } from './mcp-http-upstream'
-import type { CallContext } from '../types'
+import type { Upstream, UpstreamEvents } from './http-upstream'
+import type { CallContext } from '../../types'
 
 type Msg = Record<string, unknown>
 type TransportClass = typeof StreamableHTTPServerTransport

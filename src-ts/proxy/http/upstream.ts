@@ -4,15 +4,15 @@
 // calls.
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders } from 'node:http'
 
-import { DECODED_CODINGS, type UpstreamTarget } from './http-client'
-import { guardedDialect, normalisePath, type PassThroughList } from './http-paths'
-import { readBounded } from './read-bounded'
-import { redactUrl } from './redact-url'
+import { DECODED_CODINGS, type UpstreamTarget } from './client'
+import { guardedDialect, normalisePath, type PassThroughList } from './paths'
+import { readBounded } from '../read-bounded'
+import { redactUrl } from '../redact-url'
 
 /** The model APIs the HTTP proxy guards. */
 export type ApiDialect = 'openai' | 'openai-responses' | 'anthropic'
 
-/** The guarded endpoints of the official APIs, as API paths (any path ending the same way is guarded too: http-paths.ts). */
+/** The guarded endpoints of the official APIs, as API paths (any path ending the same way is guarded too: paths.ts). */
 export const GUARDED_PATHS: Readonly<Record<string, ApiDialect>> = Object.freeze({
   '/v1/chat/completions': 'openai',
   '/v1/responses': 'openai-responses',
@@ -72,7 +72,7 @@ export interface Route {
 }
 
 /**
- * Maps an incoming request to the upstream. The path is normalised (http-paths.ts); with the
+ * Maps an incoming request to the upstream. The path is normalised (paths.ts); with the
  * upstream's base path removed when the client already sent it, it is the API path, and the
  * request goes to origin + base path + API path + query — the normalised path, never the raw
  * one. A `POST` whose path ends in a model endpoint is guarded; any other request passes when

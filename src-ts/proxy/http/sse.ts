@@ -3,10 +3,10 @@
 // client in the dialect's own framing as soon as it is forwarded (sse-frames.ts). Text flows
 // live; each tool call reaches the client only once the gate has decided it, whole and repaired,
 // or never. Every decision is the gate's; this file moves bytes and keeps the bookkeeping.
-import type { ToolGate } from '../gate'
-import { ToolGateError } from '../errors'
-import type { CallContext, TurnCall } from '../types'
-import { refusedOf, type RefusedCall } from './http-refusal'
+import type { ToolGate } from '../../gate'
+import { ToolGateError } from '../../errors'
+import type { CallContext, TurnCall } from '../../types'
+import { refusedOf, type RefusedCall } from './refusal'
 import { StreamDecisions } from './sse-decided'
 import { framesFor, type SseDialect } from './sse-frames'
 import { SseReader } from './sse-lines'

@@ -1,35 +1,35 @@
 // The HTTP proxy for model APIs (`toolgate proxy`): an OpenAI / Anthropic compatible endpoint in
 // front of the real one. `POST /v1/chat/completions`, `/v1/responses` and `/v1/messages` (and any
-// path ending the same way, Azure's included; paths normalised first: http-paths.ts) are
+// path ending the same way, Azure's included; paths normalised first: paths.ts) are
 // guarded: the request's `tools` go through `gate.filterTools` for the caller, and the answer's
 // tool calls through `gate.guard` (whole answers) or `gate.stream` (server-sent events, in
-// http-sse.ts) — repaired arguments written back, refused calls removed and told as a text part
+// sse.ts) — repaired arguments written back, refused calls removed and told as a text part
 // and the `x-toolgate-refused` header. Requests on the pass-through list pass unchanged, streamed
 // both ways; any other is refused (403). Every decision is the gate's; this file routes, bounds and answers failures.
-import { isObj } from '../json-object'
+import { isObj } from '../../json-object'
 import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 
-import { filterBody } from '../request-tools'
-import { fitToolChoice } from '../request-tool-choice'
-import { ToolGateError } from '../errors'
-import type { ToolGate } from '../gate'
-import type { CallContext, ToolGateConfig, TurnCall } from '../types'
-import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, UpstreamCancel, type UpstreamAgents, type UpstreamRequest } from './http-client'
-import { GateCache, DEFAULT_GATE_CACHE } from './http-gates'
-import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './http-identity'
-import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './http-identity'
-import type { CallerVerifier } from '../identity/verifier'
-import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './http-refusal'
-import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './http-rewrite'
-import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './http-paths'
-import { guardSse } from './http-sse'
-import { errorShape, MAX_ERROR_BODY_BYTES, statusPolicy } from './http-status'
+import { filterBody } from '../../request-tools'
+import { fitToolChoice } from '../../request-tool-choice'
+import { ToolGateError } from '../../errors'
+import type { ToolGate } from '../../gate'
+import type { CallContext, ToolGateConfig, TurnCall } from '../../types'
+import { DECODED_CODINGS, decodedBody, readStreamBounded, requestFailure, requestUpstream, upstreamAgents, UpstreamCancel, type UpstreamAgents, type UpstreamRequest } from './client'
+import { GateCache, DEFAULT_GATE_CACHE } from './gates'
+import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './identity'
+import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './identity'
+import type { CallerVerifier } from '../../identity/verifier'
+import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './refusal'
+import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './rewrite'
+import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './paths'
+import { guardSse } from './sse'
+import { errorShape, MAX_ERROR_BODY_BYTES, statusPolicy } from './status'
 import {
   clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
   type ApiDialect, type ProxyError, type Route, type UpstreamBase,
-} from './http-upstream'
+} from './upstream'
 
 /** Default upstream time limit: 10 minutes (long generations included). */
 export const DEFAULT_TIMEOUT_MS = 600_000
@@ -414,7 +414,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
  * A non-2xx answer to a guarded request. A redirect (or any status outside 400–599) is answered
  * 502 — its `Location` is never passed, so the client cannot be sent to an answer the gate never
  * saw. An error passes with its status and headers only as the API's error shape, re-encoded
- * (http-status.ts); any other body (not JSON, another shape, too large, a coding the proxy cannot
+ * (status.ts); any other body (not JSON, another shape, too large, a coding the proxy cannot
  * decode) is answered 502.
  */
 async function upstreamError(res: ServerResponse, up: IncomingMessage, body: ReturnType<typeof decodedBody>, status: number, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {

@@ -16,15 +16,15 @@
 // Audit: every gate records through its own trail; trails of one process writing one file (or
 // stdout) share its hash chain (src-ts/audit/trail.ts), so the file holds one chain whatever the
 // number of gates, each gate's `open` record naming its config.
-import { canonicalJson, MAX_CANONICAL_DEPTH } from '../canonical-json'
-import { isObj } from '../json-object'
+import { canonicalJson, MAX_CANONICAL_DEPTH } from '../../canonical-json'
+import { isObj } from '../../json-object'
 import { createHash } from 'node:crypto'
 
-import { ToolGateError } from '../errors'
-import { ToolGate } from '../gate'
-import { GateState } from '../state'
-import type { ToolConfig, ToolGateConfig } from '../types'
-import type { ApiDialect } from './http-upstream'
+import { ToolGateError } from '../../errors'
+import { ToolGate } from '../../gate'
+import { GateState } from '../../state'
+import type { ToolConfig, ToolGateConfig } from '../../types'
+import type { ApiDialect } from './upstream'
 
 type Obj = Record<string, unknown>
 

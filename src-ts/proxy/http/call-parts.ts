@@ -4,9 +4,9 @@
 // wire id). The HTTP proxy lines these up with the gate's report position by position, so a part
 // the codec did not decide — or one an SDK could read two ways — is never passed on. Shapes only:
 // which call runs is the gate's decision.
-import { isObj } from '../json-object'
-import { ToolGateError } from '../errors'
-import type { ApiDialect } from './http-upstream'
+import { isObj } from '../../json-object'
+import { ToolGateError } from '../../errors'
+import type { ApiDialect } from './upstream'
 
 type Obj = Record<string, unknown>
 

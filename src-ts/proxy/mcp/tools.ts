@@ -1,12 +1,12 @@
 // What the MCP proxy knows of the server's tools: each listed definition (its input schema for
 // the gate, its fingerprint for the pins), the pin store's verdict on it, and the gate built
-// from the learned tools merged with the configured ones. The router (mcp.ts) feeds it every
+// from the learned tools merged with the configured ones. The router (proxy.ts) feeds it every
 // tools/list answer and asks it, per call, for the gate and whether the tool is still approved.
-import { isObj as isObject } from '../json-object'
-import { ToolGate } from '../gate'
-import { GateState } from '../state'
-import type { ToolConfig, ToolGateConfig } from '../types'
-import { fingerprint, type PinnedField, type ToolFingerprint, type ToolPins } from './mcp-pins'
+import { isObj as isObject } from '../../json-object'
+import { ToolGate } from '../../gate'
+import { GateState } from '../../state'
+import type { ToolConfig, ToolGateConfig } from '../../types'
+import { fingerprint, type PinnedField, type ToolFingerprint, type ToolPins } from './pins'
 
 /** A tool learned from the server: its gate config, and its definition's fingerprint. */
 export interface Learned {

@@ -4,7 +4,7 @@
 // ever logs or echoes the token.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { BodyCut, readBounded } from './read-bounded'
+import { BodyCut, readBounded } from '../read-bounded'
 
 /** A refusal: the HTTP status, extra headers and a message for the JSON-RPC error body. */
 export interface Refusal {

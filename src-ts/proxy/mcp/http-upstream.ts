@@ -8,8 +8,8 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 
 import { readLines, writeMessage, type LineEvent, type RpcId } from './jsonrpc-lines'
-import { loadMcpSdk } from './mcp-sdk'
-import { redactUrl } from './redact-url'
+import { loadMcpSdk } from './sdk'
+import { redactUrl } from '../redact-url'
 
 /** Where an upstream reports to. */
 export interface UpstreamEvents {

@@ -3,8 +3,8 @@
 // act on: a redirect is not followed or passed (its `Location` could send the client to an
 // answer the gate never saw), and an error passes only as the API's own error shape, re-encoded
 // member by member, so no tool call can ride in it.
-import { isObj } from '../json-object'
-import type { ApiDialect } from './http-upstream'
+import { isObj } from '../../json-object'
+import type { ApiDialect } from './upstream'
 
 type Obj = Record<string, unknown>
 

@@ -5,13 +5,13 @@
 // `response.completed`) and its argument deltas and `.done` — is compared with what the gate
 // decided for that call: the call must be one the gate allowed, with the same tool, the same
 // name, namespace and type at every mention, and exactly the decided arguments. A mismatch is an
-// `E_PAYLOAD` that stops the stream (http-sse.ts writes the dialect's error event); it is never
+// `E_PAYLOAD` that stops the stream (sse.ts writes the dialect's error event); it is never
 // forwarded. No decision is made here: the gate's verdicts are the reference.
-import { isObj } from '../json-object'
+import { isObj } from '../../json-object'
 import { isDeepStrictEqual } from 'node:util'
 
-import { ToolGateError } from '../errors'
-import type { TurnCall } from '../types'
+import { ToolGateError } from '../../errors'
+import type { TurnCall } from '../../types'
 import { responsesCallShape, responsesMember, type AnswerDialect } from './call-parts'
 
 type Obj = Record<string, unknown>

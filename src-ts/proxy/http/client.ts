@@ -7,7 +7,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, type Inflate, type InflateRaw } from 'node:zlib'
-import { readBounded } from './read-bounded'
+import { readBounded } from '../read-bounded'
 
 /** Keep-alive agents toward the upstream, one per scheme. */
 export interface UpstreamAgents {

@@ -8,7 +8,7 @@ import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 
 import { readLines, writeMessage } from './jsonrpc-lines'
-import { McpProxy, type McpProxyOptions } from './mcp'
+import { McpProxy, type McpProxyOptions } from './proxy'
 
 /** Once the server is gone, how long the client may stay quiet before the proxy stops reading it (ms). */
 const DRAIN_QUIET_MS = 150

@@ -4,13 +4,13 @@
 // outputSchema and annotations as canonical JSON (object keys sorted), hashed with SHA-256 —
 // whole and field by field, so a change can be named ("description", "inputSchema" …).
 // One store may serve many proxies (the Streamable HTTP listener runs one per session).
-import { isObj } from '../json-object'
+import { isObj } from '../../json-object'
 import { createHash } from 'node:crypto'
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
 
-import { canonicalJson } from '../canonical-json'
-import { ToolGateError } from '../errors'
+import { canonicalJson } from '../../canonical-json'
+import { ToolGateError } from '../../errors'
 
 /** The parts of a tool definition that are pinned, in the order changes are reported. */
 export const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const

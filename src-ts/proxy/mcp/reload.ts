@@ -1,10 +1,10 @@
 // Config reload for `toolgate mcp-proxy` (SIGHUP): one config every MCP proxy of the process
 // follows — the stdio proxy, or each session of the Streamable HTTP listener — swapped in only
 // once it compiles for every one of them.
-import { ToolGate } from '../gate'
-import type { GateState } from '../state'
-import type { ToolGateConfig } from '../types'
-import type { McpToolSet } from './mcp-tools'
+import { ToolGate } from '../../gate'
+import type { GateState } from '../../state'
+import type { ToolGateConfig } from '../../types'
+import type { McpToolSet } from './tools'
 
 /**
  * The config the MCP proxies of one process are built from, and the tool sets built from it.

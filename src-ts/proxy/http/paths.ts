@@ -7,8 +7,8 @@
 // request passes only when it is on the pass-through list (by default: requests that cannot
 // return model output), and is refused otherwise.
 
-import { ToolGateError } from '../errors'
-import type { ApiDialect } from './http-upstream'
+import { ToolGateError } from '../../errors'
+import type { ApiDialect } from './upstream'
 
 /** The endpoint suffixes guarded on `POST`, and the API each one speaks. */
 export const GUARDED_SUFFIXES: readonly (readonly [string, ApiDialect])[] = Object.freeze([

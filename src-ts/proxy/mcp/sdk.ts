@@ -1,6 +1,6 @@
 // The MCP SDK is an optional peer dependency: only the Streamable HTTP listener needs it at run
 // time. Loading it here turns a missing package into a ToolGateError that says what to install.
-import { ToolGateError } from '../errors'
+import { ToolGateError } from '../../errors'
 
 /**
  * Loads the SDK module `load` imports; a missing `@modelcontextprotocol/sdk` is `E_CONFIG`

@@ -4,11 +4,11 @@
 // refused call removed, the stop reason rewritten when no call is left, and the refusal told in a
 // text part. Which calls are refused, and what each refusal says, are the gate's
 // (`TurnReport.calls`, `refusalText`); this file only edits shapes and refuses what does not line up.
-import { isObj } from '../json-object'
-import { ToolGateError } from '../errors'
-import type { TurnCall } from '../types'
+import { isObj } from '../../json-object'
+import { ToolGateError } from '../../errors'
+import type { TurnCall } from '../../types'
 import { answerCallParts, chatMessageParts, chatMessages, messagesPart, responsesPart, type AnswerDialect, type CallPart } from './call-parts'
-import { refusalText, refusedOf, type RefusedCall } from './http-refusal'
+import { refusalText, refusedOf, type RefusedCall } from './refusal'
 
 type Obj = Record<string, unknown>
 

@@ -12,7 +12,7 @@
 // exact (one event, counted in its own bytes) and the UTF-8 decoding whole-line; the reader is
 // checked with CRLF/CR line ends, comments, multi-line data and every chunk boundary (a split
 // between `\r` and `\n` included) in __test__/http-proxy-stream.test.ts.
-import { ToolGateError } from '../errors'
+import { ToolGateError } from '../../errors'
 
 /** One dispatched event. */
 export interface SseMessage {

@@ -4,9 +4,9 @@
 // looks like in that dialect's events, and the dialect's mid-stream error event. Shapes only:
 // which calls were refused, and the text announcing them, come from the gate
 // (`refusedOf`/`refusalText` over its verdicts).
-import { isObj } from '../json-object'
-import type { RefusedCall } from './http-refusal'
-import { refusalText } from './http-refusal'
+import { isObj } from '../../json-object'
+import type { RefusedCall } from './refusal'
+import { refusalText } from './refusal'
 
 /** The dialects the HTTP proxy streams. */
 export type SseDialect = 'openai' | 'openai-responses' | 'anthropic'
