@@ -156,11 +156,7 @@ fn fixture() -> &'static Fixture {
                 let schema: Value = serde_json::from_str(schema).unwrap();
                 // Same engine options as the core (linear-time regexes, formats asserted), so a
                 // disagreement is a repair bug, not a configuration difference.
-                jsonschema::options()
-                    .with_pattern_options(PatternOptions::regex())
-                    .should_validate_formats(true)
-                    .build(&schema)
-                    .expect("fixture schema builds")
+                jsonschema::options().with_pattern_options(PatternOptions::regex()).should_validate_formats(true).build(&schema).expect("fixture schema builds")
             })
             .collect();
         Fixture { gate, validators }
@@ -204,11 +200,6 @@ fuzz_target!(|data: &[u8]| {
     // Idempotence: what the gate lets through passes again, unchanged.
     let text = serde_json::to_string(arguments).expect("arguments serialize");
     let again = fx.gate.check(tool, &text);
-    assert_eq!(
-        again.outcome,
-        Outcome::Passed,
-        "repair is not idempotent for `{tool}`: first {:?} -> {text}\nsecond: {again:?}",
-        v.outcome
-    );
+    assert_eq!(again.outcome, Outcome::Passed, "repair is not idempotent for `{tool}`: first {:?} -> {text}\nsecond: {again:?}", v.outcome);
     assert_eq!(again.arguments.as_ref(), Some(arguments), "second check changed the arguments for `{tool}`");
 });

@@ -85,35 +85,19 @@ fn condition(src: &str) {
             let listing = c.eval(&scope(f, true, true));
             assert_ne!(call, Truth::Unknown, "a call is never unknown: {src}");
             if listing != Truth::Unknown {
-                assert_eq!(
-                    listing, call,
-                    "a definite listing answer changed with the call: {src}"
-                );
+                assert_eq!(listing, call, "a definite listing answer changed with the call: {src}");
             }
             if !c.reads_call() {
-                assert_eq!(
-                    c.eval(&scope(f, false, false)),
-                    call,
-                    "reads call facts: {src}"
-                );
+                assert_eq!(c.eval(&scope(f, false, false)), call, "reads call facts: {src}");
                 assert_eq!(listing, call, "unknown without reading call facts: {src}");
             }
         }
         Err(e) => {
             assert!(!e.message.is_empty());
             let lines: Vec<&str> = src.split('\n').collect();
-            assert!(
-                e.line >= 1 && e.line <= lines.len(),
-                "line {} of {}: {e}",
-                e.line,
-                lines.len()
-            );
+            assert!(e.line >= 1 && e.line <= lines.len(), "line {} of {}: {e}", e.line, lines.len());
             let len = lines[e.line - 1].chars().count();
-            assert!(
-                e.column >= 1 && e.column <= len + 1,
-                "column {} of {len}: {e}",
-                e.column
-            );
+            assert!(e.column >= 1 && e.column <= len + 1, "column {} of {len}: {e}", e.column);
         }
     }
 }
@@ -203,11 +187,7 @@ fn glob(pattern: &str, text: &str) {
         }
         // The reference is quadratic: keep it to inputs where that is quick.
         if pattern.len() + s.len() <= 512 && text.len() <= 512 {
-            assert_eq!(
-                got,
-                Some(reference(pattern, text, s)),
-                "{pattern:?} {text:?} {s:?}"
-            );
+            assert_eq!(got, Some(reference(pattern, text, s)), "{pattern:?} {text:?} {s:?}");
         }
     }
 }

@@ -42,13 +42,7 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             if plain.is_ok() {
                 assert!(
-                    matches!(
-                        e,
-                        ParseError::DuplicateKey { .. }
-                            | ParseError::ProtoKey { .. }
-                            | ParseError::TooDeep { .. }
-                            | ParseError::TooLarge { .. }
-                    ),
+                    matches!(e, ParseError::DuplicateKey { .. } | ParseError::ProtoKey { .. } | ParseError::TooDeep { .. } | ParseError::TooLarge { .. }),
                     "serde_json accepts the input but the strict parser refuses it with {e:?}"
                 );
             }

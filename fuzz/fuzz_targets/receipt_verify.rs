@@ -25,7 +25,17 @@ fn fixture() -> &'static Fixture {
     F.get_or_init(|| {
         let key = ReceiptKey::from_seed("AwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwM").expect("fixed seed");
         let args = serde_json::json!({ "q": "x" });
-        let claims = Claims { sub: Some("ana"), tool: "search", action: None, resource: None, call_id: Some("c1"), args: args_digest(&args), iat: 1_800_000_000, exp: 1_800_000_300, jti: "fixed-jti".into() };
+        let claims = Claims {
+            sub: Some("ana"),
+            tool: "search",
+            action: None,
+            resource: None,
+            call_id: Some("c1"),
+            args: args_digest(&args),
+            iat: 1_800_000_000,
+            exp: 1_800_000_300,
+            jti: "fixed-jti".into(),
+        };
         let genuine = key.issue(&claims);
         Fixture { key, genuine }
     })

@@ -22,7 +22,11 @@ fn read(p: &Path) -> Value {
 /// The config `bench/corpus/mcp/corpus.ts` builds: every server's tools (files in name order),
 /// destructive ones marked, and the policy.
 fn config(dir: &Path) -> Value {
-    let mut files: Vec<_> = std::fs::read_dir(dir.join("servers")).expect("servers/").filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("servers"))
+        .expect("servers/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     let policy = read(&dir.join("policy.json"));
     let destructive: Vec<&str> = policy["destructive"].as_array().expect("destructive").iter().filter_map(Value::as_str).collect();
@@ -57,7 +61,14 @@ fn main() {
         .as_array()
         .expect("cases")
         .iter()
-        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["caller"].as_str().unwrap().to_owned(), c["tool"].as_str().unwrap().to_owned(), c["args"].as_str().unwrap().to_owned()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["caller"].as_str().unwrap().to_owned(),
+                c["tool"].as_str().unwrap().to_owned(),
+                c["args"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     let ctx_text = |name: &str| callers[name].to_string();
     let ctxs: Vec<CallContext> = cases.iter().map(|c| CallContext::from_json(&ctx_text(&c.1)).expect("caller")).collect();

@@ -35,7 +35,8 @@ const ARGS: &str = r#"{"path":"reports/2026/q3-summary.md"}"#;
 const CTX: &str = r#"{"subject":"u-1842","roles":["employee","analyst"],"purpose":"audit","session":"sess-9f2c"}"#;
 
 /// Tools other than the called one: the pruned variant's misses name these.
-const OTHER_TOOLS: [&str; 9] = ["write_file", "search_docs", "send_email", "list_orders", "get_doc", "transfer", "post_webhook", "export_report", "delete_user"];
+const OTHER_TOOLS: [&str; 9] =
+    ["write_file", "search_docs", "send_email", "list_orders", "get_doc", "transfer", "post_webhook", "export_report", "delete_user"];
 
 /// `when` conditions that are false for the call (each reads something different).
 const WHEN_MISSES: [&str; 8] = [
@@ -191,7 +192,12 @@ fn main() {
 
     println!("policy timing, core only (mimalloc, release) — {TOOL} {ARGS}");
     println!("ctx {ctx_text}");
-    println!("config fingerprints (FNV-1a of the JSON text; bench/policy.bench.ts prints the same): off {}, worst {}, pruned {}", fingerprint(&off_text), fingerprint(&worst_text), fingerprint(&pruned_text));
+    println!(
+        "config fingerprints (FNV-1a of the JSON text; bench/policy.bench.ts prints the same): off {}, worst {}, pruned {}",
+        fingerprint(&off_text),
+        fingerprint(&worst_text),
+        fingerprint(&pruned_text)
+    );
 
     // Decisions first: every row must allow the call with the same facts, and the 49 missing
     // rules alone must allow nothing and deny nothing.
@@ -234,7 +240,10 @@ fn main() {
         let (w, c) = (w.clone(), c.clone());
         add("policy on, worst case (50 rules evaluated)", Box::new(move || w.check_as(black_box(TOOL), black_box(ARGS), &w.who(&c, Stage::Full)).flags.len()));
     }
-    add("ref: CallContext::from_json(ctx) (binding, per call)", Box::new(move || CallContext::from_json(black_box(ctx_text)).map(|c| c.roles.len()).unwrap_or(0)));
+    add(
+        "ref: CallContext::from_json(ctx) (binding, per call)",
+        Box::new(move || CallContext::from_json(black_box(ctx_text)).map(|c| c.roles.len()).unwrap_or(0)),
+    );
 
     // `--spin <row> <seconds>`: only call that row in a loop (for `perf record`), then stop.
     let argv: Vec<String> = std::env::args().collect();

@@ -52,8 +52,7 @@ fn row(name: &str, f: impl FnMut()) {
 
 fn main() {
     let key = ReceiptKey::from_seed("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A").unwrap();
-    let args =
-        json!({"path": "reports/2026/q3-summary.md", "limit": 10, "tags": ["finance", "q3"], "recursive": false});
+    let args = json!({"path": "reports/2026/q3-summary.md", "limit": 10, "tags": ["finance", "q3"], "recursive": false});
     let claims = |jti: String| Claims {
         sub: Some("u-1842"),
         tool: "read_file",

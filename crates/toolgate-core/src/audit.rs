@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use crate::config::{AuditConfig, OnFailure};
 use crate::context::CallContext;
 use crate::dialect::Dialect;
-use crate::schema::flag::Flag;
 use crate::receipt::base64url::encode as base64url;
+use crate::schema::flag::Flag;
 use crate::verdict::Verdict;
 
 /// The record format version (`v` of every line).

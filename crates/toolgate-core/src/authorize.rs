@@ -81,7 +81,12 @@ impl Gate {
             Some(tpl) => match tpl.resolve(args, who.ctx.subject.as_deref()) {
                 Ok(r) => Some(r),
                 Err(ResolveError::Unresolved(why)) => {
-                    return self.refuse(t, Reason::UnresolvedResource, format!("Cannot run `{}`: {why}. Send a value that names one item inside the allowed scope.", t.name), None)
+                    return self.refuse(
+                        t,
+                        Reason::UnresolvedResource,
+                        format!("Cannot run `{}`: {why}. Send a value that names one item inside the allowed scope.", t.name),
+                        None,
+                    )
                 }
                 Err(ResolveError::NoSubject) => return self.refuse(t, Reason::NoSubject, no_subject_message(&t.name), None),
             },
@@ -108,7 +113,11 @@ impl Gate {
                 Some(None)
             }
             RuleVerdict::Deny(_) => {
-                let m = format!("Not permitted: policy denies `{}`{} for this caller. Do not retry; choose another approach or ask the user.", t.name, on(&resource));
+                let m = format!(
+                    "Not permitted: policy denies `{}`{} for this caller. Do not retry; choose another approach or ask the user.",
+                    t.name,
+                    on(&resource)
+                );
                 return self.refuse(t, Reason::DenyRule, m, resource);
             }
             RuleVerdict::Allow { confirm } => Some(confirm),
@@ -198,10 +207,15 @@ impl Gate {
             if (level == EVICTED || level > max) && shadow {
                 would_be.get_or_insert(Reason::Taint);
             } else if level == EVICTED || level > max {
-                let held = if level == EVICTED { "data this gate no longer tracks (treated as the most sensitive)".to_owned() } else { format!("data labelled `{}`", self.label(level)) };
+                let held = if level == EVICTED {
+                    "data this gate no longer tracks (treated as the most sensitive)".to_owned()
+                } else {
+                    format!("data labelled `{}`", self.label(level))
+                };
                 let m = format!(
                     "Not permitted: this session has read {held}, and `{}` may only carry data up to `{}`. Do not send that data out; ask the user.",
-                    t.name, self.label(max)
+                    t.name,
+                    self.label(max)
                 );
                 return self.refuse(t, Reason::Taint, m, resource);
             }
@@ -243,13 +257,23 @@ impl Gate {
         let expires_ms = who.now_ms.saturating_add(self.confirm_ttl_ms());
         let arguments = v.arguments.unwrap_or(Value::Null);
         let summary = crate::summary::summary(&t.name, resource.as_deref(), &arguments, &t.summary_order);
-        let pending = PendingConfirm { tool: t.name.clone(), arguments, subject: who.ctx.subject.clone(), scope: who.ctx.state_scope().to_owned(), expires_ms, flags: v.flags };
+        let pending = PendingConfirm {
+            tool: t.name.clone(),
+            arguments,
+            subject: who.ctx.subject.clone(),
+            scope: who.ctx.state_scope().to_owned(),
+            expires_ms,
+            flags: v.flags,
+        };
         if let Err(e) = self.store().put_token(&token, pending) {
             return self.refuse(t, Reason::StateUnavailable, state_unavailable_message(&t.name, &e), resource);
         }
         let mut c = Verdict::denied(
             Reason::ConfirmRequired,
-            format!("`{}` changes data, so it waits for the user's confirmation and has not run yet. Tell the user what it will do and wait for their answer.", t.name),
+            format!(
+                "`{}` changes data, so it waits for the user's confirmation and has not run yet. Tell the user what it will do and wait for their answer.",
+                t.name
+            ),
         );
         c.confirmation = Some(Confirmation { token, expires_at: crate::time::rfc3339(expires_ms), summary });
         self.with_facts(t, c, resource, true)
@@ -259,7 +283,11 @@ impl Gate {
         if matches!(rules, RuleVerdict::NoRule { needed_subject: true }) {
             return self.refuse(t, Reason::NoSubject, no_subject_message(&t.name), resource);
         }
-        let m = format!("Not permitted: no policy rule allows `{}`{} for this caller. Do not retry; choose another approach or ask the user.", t.name, on(&resource));
+        let m = format!(
+            "Not permitted: no policy rule allows `{}`{} for this caller. Do not retry; choose another approach or ask the user.",
+            t.name,
+            on(&resource)
+        );
         self.refuse(t, Reason::NoRule, m, resource)
     }
 
@@ -285,14 +313,29 @@ impl Gate {
         let started = self.decision_start();
         let (tool, v) = self.confirm_inner(token, who);
         // every confirmation is recorded, refused ones included (an unknown token has no tool)
-        let origin = crate::record::Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool: tool.as_deref().unwrap_or(""), raw: crate::audit::RawArgs::None, started, step: Some("confirm") };
+        let origin = crate::record::Origin {
+            dialect: None,
+            call_id: who.ctx.call_id.as_deref(),
+            tool: tool.as_deref().unwrap_or(""),
+            raw: crate::audit::RawArgs::None,
+            started,
+            step: Some("confirm"),
+        };
         let v = self.finish(who, origin, v);
         (tool, v)
     }
 
     fn confirm_inner(&self, token: &str, who: &Who<'_>) -> (Option<String>, Verdict) {
         let store = self.store();
-        let invalid = || (None, Verdict::denied(Reason::TokenInvalid, "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into()));
+        let invalid = || {
+            (
+                None,
+                Verdict::denied(
+                    Reason::TokenInvalid,
+                    "This confirmation is not valid (unknown, already used, expired, or for another user); the call was not run.".into(),
+                ),
+            )
+        };
         let unavailable = |e: StateError| {
             let m = format!("This confirmation could not be checked: {e}. The call was not run; try confirming again later.");
             (None, Verdict::denied(Reason::StateUnavailable, m))
@@ -343,7 +386,6 @@ fn on(resource: &Option<String>) -> String {
 fn no_subject_message(tool: &str) -> String {
     format!("Cannot run `{tool}`: it acts on behalf of a known user, and no user is known here. Ask the user to sign in; do not guess an identity.")
 }
-
 
 fn state_unavailable_message(tool: &str, e: &StateError) -> String {
     format!("`{tool}` cannot run now: {e}, so the gate cannot tell whether this call is allowed. It was not run; try again shortly.")

@@ -658,27 +658,18 @@ impl Config {
 
     /// The parse limits this config asks for.
     pub fn parse_limits(&self) -> Limits {
-        Limits {
-            max_depth: self.limits.max_depth,
-            max_bytes: self.limits.max_argument_bytes,
-            allow_proto_keys: self.allow_proto_keys,
-        }
+        Limits { max_depth: self.limits.max_depth, max_bytes: self.limits.max_argument_bytes, allow_proto_keys: self.allow_proto_keys }
     }
 
     fn check(&self) -> Result<(), GateError> {
         if let Some(v) = self.version {
             if v != 1 {
-                return Err(GateError::Config(format!(
-                    "config at `version`: unsupported version {v} (this toolgate reads version 1)"
-                )));
+                return Err(GateError::Config(format!("config at `version`: unsupported version {v} (this toolgate reads version 1)")));
             }
         }
         let l = &self.limits;
         if l.max_depth == 0 || l.max_depth > MAX_DEPTH_CEILING {
-            return Err(GateError::Config(format!(
-                "config at `limits.maxDepth`: must be between 1 and {MAX_DEPTH_CEILING}, got {}",
-                l.max_depth
-            )));
+            return Err(GateError::Config(format!("config at `limits.maxDepth`: must be between 1 and {MAX_DEPTH_CEILING}, got {}", l.max_depth)));
         }
         if l.max_argument_bytes == 0 {
             return Err(GateError::Config("config at `limits.maxArgumentBytes`: must be at least 1".into()));
@@ -739,10 +730,7 @@ impl Config {
                 return Err(GateError::Config(format!("config at `tools[{i}].name`: must not be empty")));
             }
             if !seen.insert(t.name.as_str()) {
-                return Err(GateError::Config(format!(
-                    "config at `tools[{i}].name`: tool `{}` is declared twice",
-                    t.name
-                )));
+                return Err(GateError::Config(format!("config at `tools[{i}].name`: tool `{}` is declared twice", t.name)));
             }
         }
         Ok(())

@@ -39,16 +39,8 @@ pub struct CallContext {
 
 impl CallContext {
     /// The empty context (no subject, no roles, visitor surface).
-    pub const EMPTY: CallContext = CallContext {
-        subject: None,
-        roles: Vec::new(),
-        identity: None,
-        purpose: None,
-        context: None,
-        session: None,
-        surface: Surface::Visitor,
-        call_id: None,
-    };
+    pub const EMPTY: CallContext =
+        CallContext { subject: None, roles: Vec::new(), identity: None, purpose: None, context: None, session: None, surface: Surface::Visitor, call_id: None };
 }
 
 /// The state scope used when a context names neither session nor subject.
@@ -62,11 +54,10 @@ impl CallContext {
             return Ok(CallContext::default());
         }
         let mut de = serde_json::Deserializer::from_str(text);
-        let ctx: CallContext = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                GateError::Config(format!("call context at `{path}`: {}", strip_position(&e.into_inner().to_string())))
-            })?;
+        let ctx: CallContext = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            GateError::Config(format!("call context at `{path}`: {}", strip_position(&e.into_inner().to_string())))
+        })?;
         if let Some(c) = &ctx.context {
             if let Some((k, _)) = c.iter().find(|(_, v)| !v.is_string()) {
                 return Err(GateError::Config(format!("call context at `context.{k}`: values must be strings")));

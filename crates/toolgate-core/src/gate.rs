@@ -6,26 +6,26 @@ use ahash::AHashMap;
 
 use serde_json::{Map, Value};
 
+use crate::audit::{AuditLog, RawArgs};
 use crate::authorize::{Stage, Who};
 use crate::config::{Config, LoopConfig};
 use crate::context::CallContext;
 use crate::error::GateError;
+use crate::json::depth_of;
+use crate::json::parse::{parse_str_info, Limits, ParseError};
+use crate::json::pointer::to_display;
 use crate::policy::tool::ToolPolicy;
 use crate::policy::Policy;
-use crate::state::memory::MemoryStore;
-use crate::state::{Level, StateStore};
-use crate::audit::{AuditLog, RawArgs};
 use crate::receipt::ReceiptKey;
 use crate::record::Origin;
-use crate::time::Clock;
-use crate::json::parse::{parse_str_info, Limits, ParseError};
-use crate::json::depth_of;
 use crate::schema::coerce::Repair;
 use crate::schema::flag::{Flag, FlagCode};
 use crate::schema::message::{invalid_message, problems_of, Problem};
 use crate::schema::CompiledSchema;
+use crate::state::memory::MemoryStore;
+use crate::state::{Level, StateStore};
 use crate::suggest::unknown_tool_message;
-use crate::json::pointer::to_display;
+use crate::time::Clock;
 use crate::verdict::{Reason, Verdict};
 
 /// A declared tool, compiled.
@@ -124,7 +124,17 @@ impl Gate {
             let resource_ci = t.resources.and_then(|r| r.case_insensitive).or(config.resources.case_insensitive).unwrap_or(false);
             let pinned: Vec<String> = decl.pins.iter().map(|(k, _)| k.clone()).collect();
             let summary_order = crate::summary::key_order(&pinned, t.resource.as_deref(), t.input_schema.as_ref());
-            tools.push(Tool { lower: t.name.to_lowercase(), name: t.name.clone(), destructive: t.destructive, case_twins_ok, resource_ci, summary_order, schema, decl, candidates: Vec::new() });
+            tools.push(Tool {
+                lower: t.name.to_lowercase(),
+                name: t.name.clone(),
+                destructive: t.destructive,
+                case_twins_ok,
+                resource_ci,
+                summary_order,
+                schema,
+                decl,
+                candidates: Vec::new(),
+            });
         }
         let policy = match &config.policy {
             None => None,
@@ -261,9 +271,11 @@ impl Gate {
     /// `E_CONFIG` naming the declared ones; a store that cannot be reached is `E_STATE` (the
     /// taint was perhaps not raised: the host must not go on as if it had been).
     pub fn mark_session(&self, session: &str, label: &str) -> Result<(), GateError> {
-        let level = self.labels.iter().position(|l| l == label).ok_or_else(|| {
-            GateError::Config(format!("markSession: unknown label `{label}`; `labels` declares [{}]", self.labels.join(", ")))
-        })?;
+        let level = self
+            .labels
+            .iter()
+            .position(|l| l == label)
+            .ok_or_else(|| GateError::Config(format!("markSession: unknown label `{label}`; `labels` declares [{}]", self.labels.join(", "))))?;
         self.store.raise_taint(session, level as Level).map_err(|e| GateError::State(format!("markSession: {e}")))
     }
 
@@ -401,10 +413,7 @@ impl Gate {
     }
 
     fn refuse_parse(&self, t: &Tool, e: &ParseError) -> Verdict {
-        Verdict::rejected(
-            Reason::BadArguments,
-            format!("Invalid arguments for tool `{}`: {e}. {}", t.name, parse_fix(e)),
-        )
+        Verdict::rejected(Reason::BadArguments, format!("Invalid arguments for tool `{}`: {e}. {}", t.name, parse_fix(e)))
     }
 
     /// Brings the root to an object (`null`/`""` → `{}`, a string holding a JSON object → that
@@ -425,10 +434,7 @@ impl Gate {
                     format!("Invalid arguments for tool `{}`: the arguments are a string holding JSON, and {e}. {}", t.name, parse_fix(&e)),
                 ),
             },
-            other => self.refuse_shape(
-                t,
-                format!("the arguments must be a JSON object, got {}", crate::schema::types::type_name(&other)),
-            ),
+            other => self.refuse_shape(t, format!("the arguments must be a JSON object, got {}", crate::schema::types::type_name(&other))),
         }
     }
 
@@ -475,10 +481,7 @@ impl Gate {
             Some(t) if t.decl.operator && !who.ctx.is_operator() => self.surface_refusal(t),
             Some(_) => {
                 let detail: String = detail.chars().take(200).collect();
-                Verdict::rejected(
-                    Reason::BadArguments,
-                    format!("Invalid arguments for tool `{tool}`: they could not be read as JSON ({detail}). {OBJECT_FIX}"),
-                )
+                Verdict::rejected(Reason::BadArguments, format!("Invalid arguments for tool `{tool}`: they could not be read as JSON ({detail}). {OBJECT_FIX}"))
             }
         };
         let origin = Origin { dialect: None, call_id: who.ctx.call_id.as_deref(), tool, raw: RawArgs::None, started, step: None };

@@ -114,8 +114,7 @@ pub enum Audience {
 
 /// Signature algorithms a token may use: asymmetric only (an HMAC token "signed" with a public
 /// key, and `none`, are refused by construction).
-pub const ASYMMETRIC_ALGORITHMS: [&str; 12] =
-    ["EdDSA", "Ed25519", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256K"];
+pub const ASYMMETRIC_ALGORITHMS: [&str; 12] = ["EdDSA", "Ed25519", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256K"];
 
 impl IdentityConfig {
     /// Checks what serde cannot express: exactly one key source, known asymmetric algorithms,
@@ -136,9 +135,9 @@ impl IdentityConfig {
         match (&j.jwks_url, &j.public_keys) {
             (Some(_), Some(_)) | (None, None) => return bad("jwksUrl", "exactly one of `jwksUrl` and `publicKeys` must be set".into()),
             (Some(u), None) => {
-                let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"].iter().any(|p| {
-                    u.strip_prefix(p).is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/'))
-                });
+                let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+                    .iter()
+                    .any(|p| u.strip_prefix(p).is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('/')));
                 if !u.starts_with("https://") && !loopback {
                     return bad("jwksUrl", format!("must be an https:// URL (http:// only on loopback), got {u:?}"));
                 }

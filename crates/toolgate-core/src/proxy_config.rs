@@ -166,10 +166,14 @@ mod tests {
 
     #[test]
     fn proxy_section_parses_and_refuses_typos() {
-        let c = Config::from_json(r#"{"tools":[],"proxy":{"subject":"ana","roles":["a"],"acceptToolChanges":["x"],"identityHeaders":{"subject":"x-user"}}}"#).unwrap();
+        let c = Config::from_json(r#"{"tools":[],"proxy":{"subject":"ana","roles":["a"],"acceptToolChanges":["x"],"identityHeaders":{"subject":"x-user"}}}"#)
+            .unwrap();
         assert_eq!(c.proxy.unwrap().subject.as_deref(), Some("ana"));
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"subjet":"ana"}}"#).unwrap_err().to_string().contains("subjet"));
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"identityHeaders":{"subject":"X User"}}}"#).unwrap_err().to_string().contains("identityHeaders.subject"));
+        assert!(Config::from_json(r#"{"tools":[],"proxy":{"identityHeaders":{"subject":"X User"}}}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("identityHeaders.subject"));
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"timeoutMs":0}}"#).unwrap_err().to_string().contains("timeoutMs"));
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"acceptToolChanges":"yes"}}"#).is_err());
         assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstream":"ftp://x"}}"#).unwrap_err().to_string().contains("upstream"));

@@ -150,7 +150,8 @@ mod tests {
 
     #[test]
     fn the_bounded_distance_is_levenshtein_within_the_budget() {
-        let words = ["", "a", "ab", "read_file", "read_fil", "raed_file", "search_issues", "search_code", "list_issues", "get-env", "get_env", "delete_files", "xyz"];
+        let words =
+            ["", "a", "ab", "read_file", "read_fil", "raed_file", "search_issues", "search_code", "list_issues", "get-env", "get_env", "delete_files", "xyz"];
         let mut row = Vec::new();
         for a in words {
             for b in words {

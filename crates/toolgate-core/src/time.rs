@@ -9,9 +9,7 @@ pub struct Clock(Arc<dyn Fn() -> u64 + Send + Sync>);
 impl Clock {
     /// The system clock.
     pub fn system() -> Clock {
-        Clock(Arc::new(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-        }))
+        Clock(Arc::new(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)))
     }
 
     /// A clock reading `f` (tests: expiry, windows).

@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use crate::audit::RawArgs;
 use crate::authorize::Who;
-use crate::record::Origin;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
 use crate::gate::Gate;
 use crate::json::parse::{parse_payload, ParseError};
 use crate::json::pointer::Seg;
+use crate::record::Origin;
 use crate::verdict::{Outcome, Verdict};
 
 /// One call of a turn and its verdict.
@@ -112,8 +112,7 @@ impl Gate {
     }
 
     fn guard_inner(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
-        let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes())
-            .map_err(|e| payload_parse_error(choice, &e))?;
+        let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
         let check_size = payload.len() > self.limits().max_bytes;
         let (d, mut found) = match choice {
@@ -188,7 +187,11 @@ impl Gate {
         let mut seen = AHashSet::with_capacity(found.calls.len());
         for c in &found.calls {
             if c.wire_id.is_some() && !seen.insert(c.call_id.as_str()) {
-                return Err(dialect::shape::broken(d, &c.slot[..c.slot.len().saturating_sub(1)], format!("the call id {:?} appears twice in one turn", c.call_id)));
+                return Err(dialect::shape::broken(
+                    d,
+                    &c.slot[..c.slot.len().saturating_sub(1)],
+                    format!("the call id {:?} appears twice in one turn", c.call_id),
+                ));
             }
         }
         let mut patches = Vec::new();
@@ -206,13 +209,8 @@ impl Gate {
             }
         }
         let changed = !patches.is_empty();
-        let refused: Vec<Refusal<'_>> = found
-            .calls
-            .iter()
-            .zip(&verdicts)
-            .filter(|(_, v)| !v.allowed())
-            .map(|(call, verdict)| Refusal { call, verdict })
-            .collect();
+        let refused: Vec<Refusal<'_>> =
+            found.calls.iter().zip(&verdicts).filter(|(_, v)| !v.allowed()).map(|(call, verdict)| Refusal { call, verdict }).collect();
         let mut feedback = if refused.is_empty() { Vec::new() } else { d.codec().feedback(&payload, &refused) };
         let turn_refusals = d.codec().turn_refusals(&payload);
         if !turn_refusals.is_empty() {
@@ -230,15 +228,7 @@ impl Gate {
                 TurnCall { call_id: call.call_id, tool: call.tool, verdict, arguments_json }
             })
             .collect();
-        Ok(TurnReport {
-            dialect: d,
-            calls,
-            payload: changed.then_some(payload),
-            feedback,
-            provider_executed: found.provider_executed,
-            patches,
-            turn_refusals,
-        })
+        Ok(TurnReport { dialect: d, calls, payload: changed.then_some(payload), feedback, provider_executed: found.provider_executed, patches, turn_refusals })
     }
 }
 
@@ -416,20 +406,20 @@ impl TurnReport {
                     .iter()
                     .map(|p| WirePatch {
                         call: p.call,
-                        path: p.path.iter().map(|s| match s {
-                            Seg::Key(k) => WireSeg::Key(k),
-                            Seg::Index(i) => WireSeg::Index(*i),
-                        }).collect(),
+                        path: p
+                            .path
+                            .iter()
+                            .map(|s| match s {
+                                Seg::Key(k) => WireSeg::Key(k),
+                                Seg::Index(i) => WireSeg::Index(*i),
+                            })
+                            .collect(),
                         as_text: p.as_text,
                     })
                     .collect()
             }),
             feedback: &self.feedback,
-            provider_executed: self
-                .provider_executed
-                .iter()
-                .map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind })
-                .collect(),
+            provider_executed: self.provider_executed.iter().map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind }).collect(),
             turn_refusals: &self.turn_refusals,
         };
         serde_json::to_string(&w).unwrap_or_default()
@@ -448,9 +438,8 @@ impl Gate {
     /// [`Gate::filter_tools`] for a caller: a tool stays when this caller could call it with
     /// some arguments (see `Policy::could_allow`).
     pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
-        let mut value = parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes())
-            .map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?
-            .value;
+        let mut value =
+            parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?.value;
         d.codec().filter_tools(&mut value, &|name| self.visible_name(name, who))?;
         Ok(serde_json::to_string(&value).unwrap_or_default())
     }

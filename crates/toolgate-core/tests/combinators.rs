@@ -68,7 +68,8 @@ fn refs_defs_and_definitions() {
     }));
     repaired(&g, r#"{"n":"3","s":4}"#, json!({"n":3,"s":"4"}));
     rejected(&g, r#"{"n":"0"}"#);
-    let dangling = toolgate_core::Gate::from_json(r##"{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}}]}"##);
+    let dangling =
+        toolgate_core::Gate::from_json(r##"{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}}]}"##);
     assert_eq!(dangling.unwrap_err().code(), "E_CONFIG");
 }
 
@@ -77,8 +78,7 @@ fn recursive_schemas_repair_at_depth() {
     let g = gate(json!({"type":"object","$defs":{"node":{"type":"object","properties":{
         "v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},
         "properties":{"root":{"$ref":"#/$defs/node"}}}));
-    repaired(&g, r#"{"root":{"v":"1","kids":[{"v":"2","kids":[{"v":"3"}]}]}}"#,
-        json!({"root":{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}}));
+    repaired(&g, r#"{"root":{"v":"1","kids":[{"v":"2","kids":[{"v":"3"}]}]}}"#, json!({"root":{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}}));
 }
 
 #[test]

@@ -138,7 +138,8 @@ fn learning_builds_keep_rules_for_tools_declared_later() {
     let g = Gate::from_json_learning(&cfg).unwrap();
     assert_eq!(g.warnings().len(), 1, "{:?}", g.warnings());
     assert!(g.warnings()[0].contains("read_*"));
-    let later = json!({ "tools": [{ "name": "read_file" }, { "name": "write_file" }], "policy": { "rules": [{ "effect": "allow", "tools": ["read_*"] }] } }).to_string();
+    let later = json!({ "tools": [{ "name": "read_file" }, { "name": "write_file" }], "policy": { "rules": [{ "effect": "allow", "tools": ["read_*"] }] } })
+        .to_string();
     let g = Gate::from_json_learning(&later).unwrap();
     assert!(g.warnings().is_empty());
     assert_eq!(check(&g, "read_file", "{}", "{}"), None);

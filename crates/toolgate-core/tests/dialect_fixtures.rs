@@ -33,9 +33,7 @@ fn payload_text(fx: &Value) -> String {
 }
 
 fn options(fx: &Value) -> TurnOptions {
-    TurnOptions {
-        protocol_version: fx.pointer("/options/protocolVersion").and_then(Value::as_str).map(str::to_owned),
-    }
+    TurnOptions { protocol_version: fx.pointer("/options/protocolVersion").and_then(Value::as_str).map(str::to_owned) }
 }
 
 fn check_fixture(name: &str, fx: &Value, gate: &Gate) -> Result<(), String> {
@@ -125,9 +123,6 @@ fn every_dialect_fixture_holds() {
     let gate = gate();
     let all = fixtures();
     assert!(all.len() >= 10, "fixtures missing");
-    let failures: Vec<String> = all
-        .iter()
-        .filter_map(|(name, fx)| check_fixture(name, fx, &gate).err().map(|e| format!("{name}: {e}")))
-        .collect();
+    let failures: Vec<String> = all.iter().filter_map(|(name, fx)| check_fixture(name, fx, &gate).err().map(|e| format!("{name}: {e}"))).collect();
     assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), all.len(), failures.join("\n"));
 }

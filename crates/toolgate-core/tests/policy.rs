@@ -89,7 +89,10 @@ fn the_engine_stage_asks_then_finishes_without_recording_twice() {
 
 #[test]
 fn an_evicted_session_reads_as_the_top_label() {
-    let text = config().replace(r#""loop": { "maxIdentical": 3, "windowSeconds": 60 },"#, r#""loop": { "maxIdentical": 3, "windowSeconds": 60 }, "state": { "maxSessions": 3 },"#);
+    let text = config().replace(
+        r#""loop": { "maxIdentical": 3, "windowSeconds": 60 },"#,
+        r#""loop": { "maxIdentical": 3, "windowSeconds": 60 }, "state": { "maxSessions": 3 },"#,
+    );
     let gate = Gate::from_json(&text).unwrap();
     let sink = |g: &Gate, s: &str| g.check_as("post_webhook", r#"{"url":"u"}"#, &g.who(&ctx(&format!(r#"{{"session":"{s}"}}"#)), Stage::Full)).reason;
     assert_eq!(sink(&gate, "first"), None);

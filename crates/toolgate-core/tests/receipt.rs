@@ -4,8 +4,7 @@
 use serde_json::{json, Value};
 use toolgate_core::receipt::base64url;
 use toolgate_core::receipt::{
-    args_digest, new_jti, verify, Claims, Expect, ReceiptError, ReceiptKey, ReceiptVerifier, VerifiedClaims,
-    CLOCK_SKEW_SECONDS, MAX_RECEIPT_BYTES,
+    args_digest, new_jti, verify, Claims, Expect, ReceiptError, ReceiptKey, ReceiptVerifier, VerifiedClaims, CLOCK_SKEW_SECONDS, MAX_RECEIPT_BYTES,
 };
 
 /// RFC 8037 Appendix A.1's example seed: a fixed key, so receipts are reproducible.
@@ -134,8 +133,7 @@ fn fresh_keys_and_jtis_round_trip() {
     let c = Claims { sub: None, action: None, resource: None, call_id: None, jti: new_jti().unwrap(), ..claims(&args) };
     let got = verify(&key.issue(&c), key.public_key(), IAT, &Expect::default()).unwrap();
     assert_eq!((got.sub, got.action, got.resource, got.call_id), (None, None, None, None));
-    let json =
-        serde_json::to_string(&verify(&key.issue(&c), key.public_key(), IAT, &Expect::default()).unwrap()).unwrap();
+    let json = serde_json::to_string(&verify(&key.issue(&c), key.public_key(), IAT, &Expect::default()).unwrap()).unwrap();
     assert!(!json.contains("sub") && !json.contains("callId"), "{json}");
 }
 
@@ -177,8 +175,7 @@ fn tampered_header_payload_or_signature() {
             let why = check(&bad);
             // The unsigned header may explain the failure better: a changed `kid` is another
             // key's, a changed `alg` an unsupported one; anything else is tampering.
-            let allowed: &[&str] =
-                if part == 0 { &["bad_signature", "wrong_key", "unsupported_alg"] } else { &["bad_signature"] };
+            let allowed: &[&str] = if part == 0 { &["bad_signature", "wrong_key", "unsupported_alg"] } else { &["bad_signature"] };
             assert!(allowed.contains(&why), "part {part} index {index}: {why}");
         }
     }
@@ -283,15 +280,7 @@ fn wrong_or_bad_public_key() {
     assert_eq!(reason(verify(&r, other.public_key(), IAT, &Expect::default())), "wrong_key");
     // Without a kid, another key's signature is just a bad signature.
     let payload = String::from_utf8(parts(&r)[1].clone()).unwrap();
-    assert_eq!(
-        reason(verify(
-            &forge(r#"{"alg":"EdDSA"}"#, &payload, Some(&key())),
-            other.public_key(),
-            IAT,
-            &Expect::default()
-        )),
-        "bad_signature"
-    );
+    assert_eq!(reason(verify(&forge(r#"{"alg":"EdDSA"}"#, &payload, Some(&key())), other.public_key(), IAT, &Expect::default())), "bad_signature");
     // A kid naming another key on a receipt this key did sign: refused too.
     assert_eq!(check(&forge(r#"{"alg":"EdDSA","kid":"someone-else"}"#, &payload, Some(&key()))), "wrong_key");
     for bad in [
@@ -326,10 +315,7 @@ fn expectations() {
     assert_eq!(at(Expect { sub: Some("mallory"), ..Default::default() }), "wrong_subject");
     // No sub in the receipt: any expected subject is refused.
     let no_sub = key().issue(&Claims { sub: None, ..claims(&args) });
-    assert_eq!(
-        reason(verify(&no_sub, PUBLIC, IAT, &Expect { sub: Some("alice"), ..Default::default() })),
-        "wrong_subject"
-    );
+    assert_eq!(reason(verify(&no_sub, PUBLIC, IAT, &Expect { sub: Some("alice"), ..Default::default() })), "wrong_subject");
     let e = verify(&r, PUBLIC, IAT, &Expect { tool: Some("x"), ..Default::default() }).unwrap_err();
     assert_eq!(e, ReceiptError::WrongTool { expected: "x".into(), found: "read_file".into() });
 }

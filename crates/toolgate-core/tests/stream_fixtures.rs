@@ -99,10 +99,20 @@ fn check_expect(fx: &Value, r: &Run) -> Result<(), String> {
     let expect = &fx["expect"];
     let want = expect["calls"].as_array().ok_or("expect.calls missing")?;
     if r.report.calls.len() != want.len() {
-        return Err(format!("{} calls, expected {}: {:?}", r.report.calls.len(), want.len(), r.report.calls.iter().map(|c| (&c.call_id, c.verdict.outcome.as_str(), &c.verdict.message)).collect::<Vec<_>>()));
+        return Err(format!(
+            "{} calls, expected {}: {:?}",
+            r.report.calls.len(),
+            want.len(),
+            r.report.calls.iter().map(|c| (&c.call_id, c.verdict.outcome.as_str(), &c.verdict.message)).collect::<Vec<_>>()
+        ));
     }
     for (got, w) in r.report.calls.iter().zip(want) {
-        let fields = [("callId", Value::from(got.call_id.as_str())), ("tool", Value::from(got.tool.as_str())), ("outcome", Value::from(got.verdict.outcome.as_str())), ("reason", got.verdict.reason.map_or(Value::Null, |r| Value::from(r.as_str())))];
+        let fields = [
+            ("callId", Value::from(got.call_id.as_str())),
+            ("tool", Value::from(got.tool.as_str())),
+            ("outcome", Value::from(got.verdict.outcome.as_str())),
+            ("reason", got.verdict.reason.map_or(Value::Null, |r| Value::from(r.as_str()))),
+        ];
         for (k, v) in fields {
             if let Some(wv) = w.get(k) {
                 if *wv != v {

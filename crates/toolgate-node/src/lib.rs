@@ -518,7 +518,8 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
     }
     // a prepared caller (`BindingCaller` handle) instead of a context
     if let Some(c) = v.get("caller") {
-        let handle = c.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| GateError::Config(format!("options.caller: expected a caller handle, got {c}")))?;
+        let handle =
+            c.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| GateError::Config(format!("options.caller: expected a caller handle, got {c}")))?;
         out.ctx = caller::lookup(handle).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))?;
     }
     match v.get("engines") {
@@ -567,9 +568,11 @@ pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> 
 #[napi]
 pub fn verify_receipt(receipt: String, public_key: String, expect: String, now_ms: f64) -> std::result::Result<String, Error<String>> {
     let run = || -> std::result::Result<String, GateError> {
-        let exp: serde_json::Value = if expect.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&expect).map_err(|e| GateError::Config(format!("expect: {e}")))? };
+        let exp: serde_json::Value =
+            if expect.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&expect).map_err(|e| GateError::Config(format!("expect: {e}")))? };
         let args = exp.get("arguments");
-        let e = toolgate_core::receipt::Expect { tool: exp.get("tool").and_then(|v| v.as_str()), arguments: args, sub: exp.get("sub").and_then(|v| v.as_str()) };
+        let e =
+            toolgate_core::receipt::Expect { tool: exp.get("tool").and_then(|v| v.as_str()), arguments: args, sub: exp.get("sub").and_then(|v| v.as_str()) };
         let now_s = if now_ms.is_finite() && now_ms > 0.0 { (now_ms / 1000.0) as u64 } else { 0 };
         let claims = toolgate_core::receipt::verify(&receipt, &public_key, now_s, &e).map_err(|err| GateError::Receipt(err.reason(), err.to_string()))?;
         Ok(serde_json::to_string(&claims).unwrap_or_default())

@@ -85,9 +85,7 @@ pub(crate) fn verdict_tuple<'py>(py: Python<'py>, v: &Verdict, keep_text: bool) 
             Some(c) => (c.token.as_str(), c.expires_at.as_str(), c.summary.as_str()).into_pyobject(py)?.into_any(),
             None => py.None().into_bound(py),
         };
-        (facts.action, facts.resource, confirmation, facts.receipt, facts.shadow, facts.would_be, facts.engine)
-            .into_pyobject(py)?
-            .into_any()
+        (facts.action, facts.resource, confirmation, facts.receipt, facts.shadow, facts.would_be, facts.engine).into_pyobject(py)?.into_any()
     };
     (v.outcome.as_str(), v.reason.map(|r| r.as_str()), v.message.as_deref(), arguments, arguments_json, flags, facts).into_pyobject(py)
 }

@@ -11,10 +11,7 @@ use toolgate_core::GateError;
 /// A `ToolGateError` with `code` and `message`. If the package's error class cannot be loaded
 /// (the module imported on its own), a `ValueError` whose text starts with the code.
 pub(crate) fn tool_gate_error(py: Python<'_>, code: &str, message: &str) -> PyErr {
-    let made = py
-        .import("toolgate._errors")
-        .and_then(|m| m.getattr("ToolGateError"))
-        .and_then(|cls| cls.call1((code, message)));
+    let made = py.import("toolgate._errors").and_then(|m| m.getattr("ToolGateError")).and_then(|cls| cls.call1((code, message)));
     match made {
         Ok(obj) => PyErr::from_value(obj),
         Err(_) => PyValueError::new_err(format!("{code}: {message}")),
@@ -28,12 +25,7 @@ pub(crate) fn from_core(py: Python<'_>, e: &GateError) -> PyErr {
 
 /// Runs `f` (which may panic) without the GIL: a core error becomes a `ToolGateError`, a panic
 /// one with `panic_code` saying nothing was allowed.
-pub(crate) fn run_detached<T: Send>(
-    py: Python<'_>,
-    what: &str,
-    panic_code: &str,
-    f: impl FnOnce() -> Result<T, GateError> + Send,
-) -> PyResult<T> {
+pub(crate) fn run_detached<T: Send>(py: Python<'_>, what: &str, panic_code: &str, f: impl FnOnce() -> Result<T, GateError> + Send) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(from_core(py, &e)),

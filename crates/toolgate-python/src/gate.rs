@@ -141,7 +141,13 @@ impl Gate {
     /// Refuses arguments the host could not turn into JSON text (a cycle, a set, NaN): unknown
     /// tool and surface first, else `bad_arguments` quoting `detail` (cut at 200 characters).
     #[pyo3(signature = (tool, detail, ctx=None))]
-    fn check_unreadable<'py>(&self, py: Python<'py>, tool: &Bound<'py, PyString>, detail: &Bound<'py, PyString>, ctx: Option<PyBackedStr>) -> PyResult<Bound<'py, PyTuple>> {
+    fn check_unreadable<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        detail: &Bound<'py, PyString>,
+        ctx: Option<PyBackedStr>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let ctx = context(py, ctx.as_deref())?;
         let tool = tool.to_string_lossy().into_owned();
         let detail = detail.to_string_lossy().into_owned();
@@ -155,7 +161,13 @@ impl Gate {
     /// The second step of confirm-before-write: `(tool, verdict tuple)`; `tool` is `None` for an
     /// invalid token (`token_invalid`). `engine` as for [`Gate::check`].
     #[pyo3(signature = (token, ctx=None, engine=None))]
-    fn confirm<'py>(&self, py: Python<'py>, token: &Bound<'py, PyString>, ctx: Option<PyBackedStr>, engine: Option<PyBackedStr>) -> PyResult<(Option<String>, Bound<'py, PyTuple>)> {
+    fn confirm<'py>(
+        &self,
+        py: Python<'py>,
+        token: &Bound<'py, PyString>,
+        ctx: Option<PyBackedStr>,
+        engine: Option<PyBackedStr>,
+    ) -> PyResult<(Option<String>, Bound<'py, PyTuple>)> {
         let ctx = context(py, ctx.as_deref())?;
         let ask = engine.as_deref() == Some("");
         let answers = answers(py, engine.as_deref())?;

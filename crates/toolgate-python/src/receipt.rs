@@ -16,8 +16,13 @@ use crate::errors::{from_core, tool_gate_error};
 pub(crate) fn verify_receipt(py: Python<'_>, receipt: PyBackedStr, public_key: PyBackedStr, expect: &str, now_ms: f64) -> PyResult<String> {
     let expect = expect.to_owned();
     let run = || -> Result<String, GateError> {
-        let exp: serde_json::Value = if expect.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&expect).map_err(|e| GateError::Config(format!("expect: {e}")))? };
-        let e = toolgate_core::receipt::Expect { tool: exp.get("tool").and_then(|v| v.as_str()), arguments: exp.get("arguments"), sub: exp.get("sub").and_then(|v| v.as_str()) };
+        let exp: serde_json::Value =
+            if expect.is_empty() { serde_json::Value::Null } else { serde_json::from_str(&expect).map_err(|e| GateError::Config(format!("expect: {e}")))? };
+        let e = toolgate_core::receipt::Expect {
+            tool: exp.get("tool").and_then(|v| v.as_str()),
+            arguments: exp.get("arguments"),
+            sub: exp.get("sub").and_then(|v| v.as_str()),
+        };
         let now_s = if now_ms.is_finite() && now_ms > 0.0 { (now_ms / 1000.0) as u64 } else { 0 };
         let claims = toolgate_core::receipt::verify(&receipt, &public_key, now_s, &e).map_err(|err| GateError::Receipt(err.reason(), err.to_string()))?;
         Ok(serde_json::to_string(&claims).unwrap_or_default())

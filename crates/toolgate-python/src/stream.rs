@@ -74,7 +74,11 @@ impl Stream {
     /// answers the calls it completed as a JSON array in the per-call wire.
     fn push(&self, py: Python<'_>, event: &Bound<'_, PyString>) -> PyResult<String> {
         let Ok(event) = event.to_cow() else {
-            return Err(tool_gate_error(py, "E_PAYLOAD", &format!("{} stream event: cannot be read as JSON (the text holds a lone UTF-16 surrogate)", self.dialect)));
+            return Err(tool_gate_error(
+                py,
+                "E_PAYLOAD",
+                &format!("{} stream event: cannot be read as JSON (the text holds a lone UTF-16 surrogate)", self.dialect),
+            ));
         };
         let gate = &self.gate;
         let step = py.detach(|| {

@@ -152,7 +152,8 @@ impl StateStore for RedisStore {
                 Some(1) => true,
                 _ => return Err(PoolError::Command("recorded".into())),
             };
-            let rates = items[3..].iter().zip(&resets).map(|(v, &reset_ms)| Ok(RateSeen { count: u32_of(v)?, reset_ms })).collect::<Result<Vec<_>, PoolError>>()?;
+            let rates =
+                items[3..].iter().zip(&resets).map(|(v, &reset_ms)| Ok(RateSeen { count: u32_of(v)?, reset_ms })).collect::<Result<Vec<_>, PoolError>>()?;
             Ok(Observed { loop_seen: u32_of(&items[0])?, taint, rates, recorded })
         })
     }

@@ -28,7 +28,16 @@ fn pending(expires_ms: u64) -> PendingConfirm {
 }
 
 fn rate_q(scope: &str, now_ms: u64, max: u32) -> Settle<'_> {
-    Settle { scope, now_ms, loop_check: None, sink_max: None, rates: vec![RateCheck { key: "lim:who".into(), window_ms: 60_000, max }], record: true, enforce: true, raise: None }
+    Settle {
+        scope,
+        now_ms,
+        loop_check: None,
+        sink_max: None,
+        rates: vec![RateCheck { key: "lim:who".into(), window_ms: 60_000, max }],
+        record: true,
+        enforce: true,
+        raise: None,
+    }
 }
 
 fn raw(url: &str) -> redis::Connection {

@@ -48,11 +48,7 @@ pub fn run(d: Dialect, data: &[u8]) {
     let (pushed, forwarded, report) = play(d, text.split('\n'));
     if let Some(report) = report {
         for (i, p) in pushed.iter().enumerate() {
-            assert!(
-                !pushed[..i].iter().any(|q| q.call_id == p.call_id),
-                "call {} was returned by two pushes",
-                p.call_id
-            );
+            assert!(!pushed[..i].iter().any(|q| q.call_id == p.call_id), "call {} was returned by two pushes", p.call_id);
             let in_report = report.calls.iter().find(|c| c.call_id == p.call_id);
             assert_eq!(in_report, Some(p), "call {} was decided again at the end", p.call_id);
         }

@@ -144,7 +144,11 @@ fn collect<'v>(payload: &'v Value, parts: &mut Vec<(Path, &'v Map<String, Value>
             } else if let Some(messages) = m.get("messages") {
                 message_list(messages, key(&[], "messages"), parts)
             } else {
-                Err(broken(D, &[], "expected a generateText result (`steps`), a step or provider result (`content`), `toolCalls`, a ModelMessage (`role`) or `messages`"))
+                Err(broken(
+                    D,
+                    &[],
+                    "expected a generateText result (`steps`), a step or provider result (`content`), `toolCalls`, a ModelMessage (`role`) or `messages`",
+                ))
             }
         }
         Value::Array(list) => match list.first() {
@@ -189,7 +193,11 @@ fn message_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<
 /// messages hold no tool parts.
 fn message<'v>(msg: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
     if ai_sdk_ui::looks_like_ui_message(msg) {
-        return Err(broken(D, &path, "a UIMessage (`parts`), not a ModelMessage (`content`); read UI messages with dialect \"ai-sdk-ui\" and send one kind per payload"));
+        return Err(broken(
+            D,
+            &path,
+            "a UIMessage (`parts`), not a ModelMessage (`content`); read UI messages with dialect \"ai-sdk-ui\" and send one kind per payload",
+        ));
     }
     let m = shape::object(D, &path, msg)?;
     let role = shape::string(D, &path, m, "role")?;

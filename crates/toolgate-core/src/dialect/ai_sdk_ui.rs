@@ -132,7 +132,13 @@ fn message<'v>(msg: &'v Value, path: Path, found: &mut Found, ids: &mut AHashSet
     }
     match (m.contains_key("content"), m.contains_key("parts")) {
         (true, true) => return Err(broken(D, &path, "a message with both `parts` (UIMessage) and `content` (ModelMessage); send one kind")),
-        (true, false) => return Err(broken(D, &path, "a ModelMessage (`content`), not a UIMessage (`parts`); read ModelMessages with dialect \"ai-sdk\" and send one kind per payload")),
+        (true, false) => {
+            return Err(broken(
+                D,
+                &path,
+                "a ModelMessage (`content`), not a UIMessage (`parts`); read ModelMessages with dialect \"ai-sdk\" and send one kind per payload",
+            ))
+        }
         _ => {}
     }
     let pp = key(&path, "parts");

@@ -137,7 +137,8 @@ impl Codec for Gemini {
         let mut out = Vec::new();
         for (i, c) in cands.iter().enumerate() {
             let reason = c.get("finishReason").or_else(|| c.get("finish_reason")).and_then(Value::as_str).unwrap_or("");
-            let detail: String = c.get("finishMessage").or_else(|| c.get("finish_message")).and_then(Value::as_str).unwrap_or("").chars().take(MAX_DETAIL_CHARS).collect();
+            let detail: String =
+                c.get("finishMessage").or_else(|| c.get("finish_message")).and_then(Value::as_str).unwrap_or("").chars().take(MAX_DETAIL_CHARS).collect();
             let why = if detail.is_empty() { String::new() } else { format!(": {detail}") };
             let message = match reason {
                 "MALFORMED_FUNCTION_CALL" => format!("Your function call could not be read (MALFORMED_FUNCTION_CALL{why}), so nothing was run. Call the tool again with its name and its arguments as one JSON object that matches the tool's parameters."),
@@ -246,9 +247,7 @@ fn is_content(v: &Value) -> bool {
     }
     let Some(parts) = m.get("parts").and_then(Value::as_array) else { return false };
     let is_part = |p: &Value| {
-        p.as_object().is_some_and(|o| {
-            !o.contains_key("type") && !o.contains_key("part_kind") && o.keys().any(|k| PART_KEYS.contains(&camel(k).as_str()))
-        })
+        p.as_object().is_some_and(|o| !o.contains_key("type") && !o.contains_key("part_kind") && o.keys().any(|k| PART_KEYS.contains(&camel(k).as_str())))
     };
     (parts.is_empty() && m.get("role").and_then(Value::as_str).is_some_and(|r| r == "model" || r == "user")) || parts.iter().any(is_part)
 }

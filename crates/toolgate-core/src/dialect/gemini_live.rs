@@ -43,7 +43,9 @@ pub(super) fn refuse_mixed(m: &Map<String, Value>) -> Result<(), GateError> {
     let shape = ["candidates", "parts"].into_iter().find(|k| m.contains_key(*k));
     let live = LIVE_KEYS.iter().find(|k| m.get(**k).is_some_and(|v| !v.is_null()));
     match (shape, live) {
-        (Some(s), Some(l)) => Err(super::broken(D, &[], format!("both `{s}` and the Live message member `{l}`: the two would be read differently, so the payload is refused"))),
+        (Some(s), Some(l)) => {
+            Err(super::broken(D, &[], format!("both `{s}` and the Live message member `{l}`: the two would be read differently, so the payload is refused")))
+        }
         _ => Ok(()),
     }
 }

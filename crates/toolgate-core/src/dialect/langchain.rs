@@ -73,11 +73,7 @@ impl Codec for LangChain {
                 Some(m) if m.role == Role::Ai => read_ai(&m, &mut found)?,
                 Some(_) => {} // a human, system or tool message alone holds no calls
                 None => {
-                    return Err(broken(
-                        D,
-                        &[],
-                        format!("expected an AIMessage (object, serialized or stored form) or a list of messages, got {}", what(v)),
-                    ))
+                    return Err(broken(D, &[], format!("expected an AIMessage (object, serialized or stored form) or a list of messages, got {}", what(v))))
                 }
             },
         }
@@ -314,12 +310,5 @@ fn list<'v>(f: &'v Map<String, Value>, k: &str, path: &[crate::json::pointer::Se
 
 fn call(id: Option<&str>, name: &str, args: Args, slot: Path, malformed: Option<String>) -> Call {
     let id = id.filter(|s| !s.is_empty());
-    Call {
-        call_id: id.unwrap_or_default().to_owned(),
-        wire_id: id.map(|s| Value::String(s.to_owned())),
-        tool: name.to_owned(),
-        args,
-        slot,
-        malformed,
-    }
+    Call { call_id: id.unwrap_or_default().to_owned(), wire_id: id.map(|s| Value::String(s.to_owned())), tool: name.to_owned(), args, slot, malformed }
 }

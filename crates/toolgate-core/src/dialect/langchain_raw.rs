@@ -52,7 +52,12 @@ fn raw<'v>(p: &[crate::json::pointer::Seg], c: &'v Value) -> Result<Raw<'v>, Gat
     }
     let fp = key(p, "function");
     let f = shape::object(D, &fp, o.get("function").ok_or_else(|| broken(D, p, "missing `function`"))?)?;
-    Ok(Raw { id: shape::opt_string(D, p, o, "id")?.filter(|s| !s.is_empty()), name: shape::string(D, &fp, f, "name")?, args: shape::text_args(f, "arguments"), fp })
+    Ok(Raw {
+        id: shape::opt_string(D, p, o, "id")?.filter(|s| !s.is_empty()),
+        name: shape::string(D, &fp, f, "name")?,
+        args: shape::text_args(f, "arguments"),
+        fp,
+    })
 }
 
 /// Reads raw calls as the message's calls (there are no parsed ones).

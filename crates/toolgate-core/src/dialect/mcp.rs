@@ -49,7 +49,13 @@ impl Codec for Mcp {
                         Some(v) => format!("protocol version {v:?}"),
                         None => "no protocol version (pass protocolVersion \"2025-03-26\" for a batch)".to_owned(),
                     };
-                    return Err(broken(D, &[], format!("a JSON-RPC batch (an array of messages) with {negotiated}; batches exist only in MCP 2025-03-26 and were removed in 2025-06-18")));
+                    return Err(broken(
+                        D,
+                        &[],
+                        format!(
+                            "a JSON-RPC batch (an array of messages) with {negotiated}; batches exist only in MCP 2025-03-26 and were removed in 2025-06-18"
+                        ),
+                    ));
                 }
                 if batch.is_empty() {
                     return Err(broken(D, &[], "an empty JSON-RPC batch"));

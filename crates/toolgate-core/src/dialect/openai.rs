@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::shape::{self, broken, key, index, Path};
+use super::shape::{self, broken, index, key, Path};
 use super::{Call, Codec, Dialect, Found, Refusal, TurnOptions};
 use crate::error::GateError;
 
@@ -25,7 +25,11 @@ impl Codec for OpenAi {
                     || (m.contains_key("message") && m.contains_key("finish_reason"))
                     || is_message(payload)
             }
-            Value::Array(list) => !list.is_empty() && list.iter().all(|m| m.get("role").is_some_and(Value::is_string)) && list.iter().any(|m| m.get("tool_calls").is_some() || m.get("role").and_then(Value::as_str) == Some("tool")),
+            Value::Array(list) => {
+                !list.is_empty()
+                    && list.iter().all(|m| m.get("role").is_some_and(Value::is_string))
+                    && list.iter().any(|m| m.get("tool_calls").is_some() || m.get("role").and_then(Value::as_str) == Some("tool"))
+            }
             _ => false,
         }
     }
@@ -47,16 +51,15 @@ impl Codec for OpenAi {
                 read_message(&m["message"], key(&[], "message"), &mut found)?;
             }
             Value::Object(_) => read_message(payload, Vec::new(), &mut found)?,
-            other => return Err(broken(D, &[], format!("expected a chat.completion, a message or a message list, got {}", crate::schema::types::type_name(other)))),
+            other => {
+                return Err(broken(D, &[], format!("expected a chat.completion, a message or a message list, got {}", crate::schema::types::type_name(other))))
+            }
         }
         Ok(found)
     }
 
     fn feedback(&self, _payload: &Value, refused: &[Refusal<'_>]) -> Vec<Value> {
-        refused
-            .iter()
-            .map(|r| json!({ "role": "tool", "tool_call_id": r.call.call_id, "content": shape::message_of(r.verdict) }))
-            .collect()
+        refused.iter().map(|r| json!({ "role": "tool", "tool_call_id": r.call.call_id, "content": shape::message_of(r.verdict) })).collect()
     }
 
     fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {

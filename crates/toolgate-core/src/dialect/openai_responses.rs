@@ -43,15 +43,8 @@ pub struct OpenAiResponses;
 const D: Dialect = Dialect::OpenAiResponses;
 
 /// Item types the server executes itself.
-const SERVER_ITEMS: [&str; 7] = [
-    "web_search_call",
-    "file_search_call",
-    "code_interpreter_call",
-    "image_generation_call",
-    "mcp_call",
-    "mcp_approval_request",
-    "program",
-];
+const SERVER_ITEMS: [&str; 7] =
+    ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
 
 /// Built-in items the host executes: (item type, member holding the action).
 const CLIENT_BUILTINS: [(&str, &str); 5] = [
@@ -105,8 +98,7 @@ impl Codec for OpenAiResponses {
         match payload {
             Value::Object(m) => {
                 m.get("object").and_then(Value::as_str) == Some("response")
-                    || (!m.contains_key("role")
-                        && m.get("output").and_then(Value::as_array).is_some_and(|o| o.iter().any(is_item)))
+                    || (!m.contains_key("role") && m.get("output").and_then(Value::as_array).is_some_and(|o| o.iter().any(is_item)))
                     || is_single_call(payload)
             }
             Value::Array(list) => {
@@ -298,14 +290,7 @@ fn classify(item: &Value, p: Path, servers: usize) -> Result<Entry<'_>, GateErro
 }
 
 fn call(id: &str, tool: String, args: Args, slot: Path) -> Call {
-    Call {
-        call_id: id.to_owned(),
-        wire_id: (!id.is_empty()).then(|| Value::String(id.to_owned())),
-        tool,
-        args,
-        slot,
-        malformed: None,
-    }
+    Call { call_id: id.to_owned(), wire_id: (!id.is_empty()).then(|| Value::String(id.to_owned())), tool, args, slot, malformed: None }
 }
 
 /// A server-side item: named by its `name` (MCP) or, where it has none, its type.
@@ -314,9 +299,5 @@ fn provider(p: &[Seg], m: &serde_json::Map<String, Value>, kind: &str, n: usize)
         Some(id) if !id.is_empty() => Some(id),
         _ => shape::opt_string(D, p, m, "call_id")?,
     };
-    Ok(ProviderCall {
-        call_id: shape::id_or_index(id, n),
-        tool: shape::opt_string(D, p, m, "name")?.unwrap_or(kind).to_owned(),
-        kind: kind.to_owned(),
-    })
+    Ok(ProviderCall { call_id: shape::id_or_index(id, n), tool: shape::opt_string(D, p, m, "name")?.unwrap_or(kind).to_owned(), kind: kind.to_owned() })
 }

@@ -31,9 +31,8 @@ impl Codec for PydanticAi {
     }
 
     fn recognizes(&self, payload: &Value) -> bool {
-        let is_message = |v: &Value| {
-            matches!(v.get("kind").and_then(Value::as_str), Some("response" | "request")) && v.get("parts").is_some_and(Value::is_array)
-        };
+        let is_message =
+            |v: &Value| matches!(v.get("kind").and_then(Value::as_str), Some("response" | "request")) && v.get("parts").is_some_and(Value::is_array);
         match payload {
             Value::Array(list) => !list.is_empty() && list.iter().all(is_message),
             v => is_message(v),
@@ -50,9 +49,7 @@ impl Codec for PydanticAi {
                     read_response(m, Vec::new(), &mut found)?;
                 }
             }
-            other => {
-                return Err(broken(D, &[], format!("expected a ModelResponse (`kind: \"response\"`) or a list of messages, got {}", type_name(other))))
-            }
+            other => return Err(broken(D, &[], format!("expected a ModelResponse (`kind: \"response\"`) or a list of messages, got {}", type_name(other)))),
         }
         for (n, c) in found.calls.iter_mut().enumerate() {
             if c.wire_id.is_none() {

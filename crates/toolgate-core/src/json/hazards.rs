@@ -14,10 +14,9 @@
 
 use serde_json::{Map, Number, Value};
 
-pub use super::parse::MAX_SAFE_INTEGER;
 use super::parse::ParseError;
+pub use super::parse::MAX_SAFE_INTEGER;
 use super::pointer::{to_display, Seg};
-
 
 /// Whether `n` is an integer literal outside ±[`MAX_SAFE_INTEGER`] (floats such as `1e20` are
 /// the same double everywhere and are not unsafe).

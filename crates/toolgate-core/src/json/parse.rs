@@ -107,10 +107,9 @@ impl fmt::Display for ParseError {
             ParseError::DuplicateKey { key } => write!(f, "the key {} appears twice in one object", quote(key)),
             ParseError::ProtoKey { key } => write!(f, "the key {} is not allowed", quote(key)),
             ParseError::NonFinite => write!(f, "a number is out of range (NaN, Infinity and values beyond 64-bit floats are not allowed)"),
-            ParseError::UnsafeInteger { value, at } => write!(
-                f,
-                "the integer {value} at `{at}` is beyond ±9007199254740991, which tools written in JavaScript cannot receive exactly"
-            ),
+            ParseError::UnsafeInteger { value, at } => {
+                write!(f, "the integer {value} at `{at}` is beyond ±9007199254740991, which tools written in JavaScript cannot receive exactly")
+            }
             ParseError::CaseTwinKeys { first, second, at } => {
                 write!(f, "the keys {} and {} in `{at}` differ only by letter case", quote(first), quote(second))
             }
@@ -366,10 +365,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
                     continue;
                 }
                 let value = map.next_value_seed(seed)?;
-                if !self.state.limits.allow_proto_keys
-                    && key == "constructor"
-                    && value.as_object().is_some_and(|o| o.contains_key("prototype"))
-                {
+                if !self.state.limits.allow_proto_keys && key == "constructor" && value.as_object().is_some_and(|o| o.contains_key("prototype")) {
                     self.state.key_problem(Some(&node), ParseError::ProtoKey { key: "constructor.prototype".into() })?;
                     continue;
                 }

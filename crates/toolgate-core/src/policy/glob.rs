@@ -25,9 +25,7 @@ pub enum GlobError {
         max: usize,
     },
     /// The pattern ends with a `\` that has nothing to escape.
-    #[error(
-        "glob pattern ends with a lone `\\` at character {at}; write `\\\\` for a literal backslash"
-    )]
+    #[error("glob pattern ends with a lone `\\` at character {at}; write `\\\\` for a literal backslash")]
     DanglingEscape {
         /// 1-based index of the backslash.
         at: usize,
@@ -72,19 +70,11 @@ enum Kind {
     /// No wildcard, no placeholder: equality.
     Literal(Box<str>),
     /// Literals and placeholders, then one trailing `Star`/`Globstar` or (`None`) nothing.
-    Prefix {
-        parts: Box<[Part]>,
-        tail: Option<El>,
-    },
+    Prefix { parts: Box<[Part]>, tail: Option<El> },
     /// One leading `Star`/`Globstar`, then a literal.
     Suffix { star: El, lit: Box<str> },
     /// Anything else: a literal prefix and suffix stripped, the middle run by the NFA.
-    General {
-        prefix: Box<str>,
-        suffix: Box<str>,
-        els: Box<[El]>,
-        nfa: Option<Nfa>,
-    },
+    General { prefix: Box<str>, suffix: Box<str>, els: Box<[El]>, nfa: Option<Nfa> },
 }
 
 impl Glob {
@@ -92,10 +82,7 @@ impl Glob {
     /// or ends with a lone `\`; every other string is a valid pattern.
     pub fn compile(pattern: &str) -> Result<Glob, GlobError> {
         if pattern.chars().nth(MAX_PATTERN_CHARS).is_some() {
-            return Err(GlobError::TooLong {
-                at: MAX_PATTERN_CHARS + 1,
-                max: MAX_PATTERN_CHARS,
-            });
+            return Err(GlobError::TooLong { at: MAX_PATTERN_CHARS + 1, max: MAX_PATTERN_CHARS });
         }
         let mut els = Vec::new();
         let mut chars = pattern.chars().enumerate();
@@ -115,11 +102,7 @@ impl Glob {
             }
         }
         let needs_subject = els.contains(&El::Subject);
-        Ok(Glob {
-            source: pattern.into(),
-            kind: classify(els),
-            needs_subject,
-        })
+        Ok(Glob { source: pattern.into(), kind: classify(els), needs_subject })
     }
 
     /// The pattern as written.
@@ -179,16 +162,8 @@ impl Glob {
                 Some(head) => *star == El::Globstar || !head.contains('/'),
                 None => false,
             },
-            Kind::General {
-                prefix,
-                suffix,
-                els,
-                nfa,
-            } => {
-                if text.len() < prefix.len() + suffix.len()
-                    || !text.starts_with(&**prefix)
-                    || !text.ends_with(&**suffix)
-                {
+            Kind::General { prefix, suffix, els, nfa } => {
+                if text.len() < prefix.len() + suffix.len() || !text.starts_with(&**prefix) || !text.ends_with(&**suffix) {
                     return Some(false);
                 }
                 let middle = &text[prefix.len()..text.len() - suffix.len()];
@@ -229,11 +204,7 @@ fn classify(els: Vec<El>) -> Kind {
     let is_lit = |e: &El| matches!(e, El::Char(_));
     let is_star = |e: &El| matches!(e, El::Star | El::Globstar);
     // Only ever called on runs of `Char`.
-    let lit = |els: &[El]| -> Box<str> {
-        els.iter()
-            .map(|e| if let El::Char(c) = e { *c } else { '\0' })
-            .collect()
-    };
+    let lit = |els: &[El]| -> Box<str> { els.iter().map(|e| if let El::Char(c) = e { *c } else { '\0' }).collect() };
     if els.iter().all(is_lit) {
         return Kind::Literal(lit(&els));
     }
@@ -250,27 +221,16 @@ fn classify(els: Vec<El>) -> Kind {
             parts.push(Part::Subject);
         }
         parts.pop();
-        return Kind::Prefix {
-            parts: parts.into(),
-            tail,
-        };
+        return Kind::Prefix { parts: parts.into(), tail };
     }
     if is_star(&els[0]) && els[1..].iter().all(is_lit) {
-        return Kind::Suffix {
-            star: els[0],
-            lit: lit(&els[1..]),
-        };
+        return Kind::Suffix { star: els[0], lit: lit(&els[1..]) };
     }
     let head = els.iter().take_while(|e| is_lit(e)).count();
     let tail = els[head..].iter().rev().take_while(|e| is_lit(e)).count();
     let middle: Box<[El]> = els[head..els.len() - tail].into();
     let nfa = (!middle.contains(&El::Subject)).then(|| Nfa::build(&middle));
-    Kind::General {
-        prefix: lit(&els[..head]),
-        suffix: lit(&els[els.len() - tail..]),
-        els: middle,
-        nfa,
-    }
+    Kind::General { prefix: lit(&els[..head]), suffix: lit(&els[els.len() - tail..]), els: middle, nfa }
 }
 
 /// Bit-parallel NFA: bit `i` set = "the text read so far can leave the pattern at element
@@ -347,13 +307,7 @@ impl Nfa {
     }
 
     fn row(&self, c: char) -> usize {
-        let r = if (c as u32) < 128 {
-            self.ascii[c as usize]
-        } else {
-            self.other
-                .binary_search_by_key(&c, |(o, _)| *o)
-                .map_or(0, |k| self.other[k].1)
-        };
+        let r = if (c as u32) < 128 { self.ascii[c as usize] } else { self.other.binary_search_by_key(&c, |(o, _)| *o).map_or(0, |k| self.other[k].1) };
         r as usize * self.words
     }
 
@@ -482,18 +436,9 @@ mod tests {
         assert!(e.to_string().contains("character 3"), "{e}");
         assert!(Glob::compile(r"ab\\").is_ok());
         let long = "é".repeat(MAX_PATTERN_CHARS);
-        assert!(
-            Glob::compile(&long).is_ok(),
-            "the limit counts characters, not bytes"
-        );
+        assert!(Glob::compile(&long).is_ok(), "the limit counts characters, not bytes");
         let e = Glob::compile(&format!("{long}x")).unwrap_err();
-        assert_eq!(
-            e,
-            GlobError::TooLong {
-                at: MAX_PATTERN_CHARS + 1,
-                max: MAX_PATTERN_CHARS
-            }
-        );
+        assert_eq!(e, GlobError::TooLong { at: MAX_PATTERN_CHARS + 1, max: MAX_PATTERN_CHARS });
         assert!(e.to_string().contains("1025"), "{e}");
     }
 
@@ -514,21 +459,14 @@ mod tests {
         assert_eq!(g.matches_with("x-axxb-c", Some("a*b")), Some(false));
         assert_eq!(g.matches_with("x--c", Some("")), Some(true));
         let g = Glob::compile("*{subject}*").unwrap();
-        assert_eq!(
-            g.matches_with("ab", Some("")),
-            Some(true),
-            "empty subject merges stars"
-        );
+        assert_eq!(g.matches_with("ab", Some("")), Some(true), "empty subject merges stars");
         assert_eq!(g.matches_with("a/b", Some("")), Some(false));
         assert_eq!(g.matches_with("a/b", Some("/")), Some(true));
         let g = Glob::compile("{subject}").unwrap();
         assert_eq!(g.matches_with("a?", Some("a?")), Some(true));
         assert_eq!(g.matches_with("ab", Some("a?")), Some(false));
         // Without placeholder, a subject is ignored.
-        assert_eq!(
-            Glob::compile("a*").unwrap().matches_with("ab", Some("zz")),
-            Some(true)
-        );
+        assert_eq!(Glob::compile("a*").unwrap().matches_with("ab", Some("zz")), Some(true));
     }
 
     #[test]
@@ -550,13 +488,7 @@ mod tests {
     #[test]
     fn adversarial_patterns_stay_linear() {
         let mib = "a".repeat(1 << 20);
-        for p in [
-            "*a*a*a*a*a*b",
-            "*a*a*a*a*a*b*",
-            "**a**a**a**a**b**",
-            "*?*?*?*?*b",
-            "a*a*a*a*a*a*ac*",
-        ] {
+        for p in ["*a*a*a*a*a*b", "*a*a*a*a*a*b*", "**a**a**a**a**b**", "*?*?*?*?*b", "a*a*a*a*a*a*ac*"] {
             let (hit, took) = timed(p, &mib);
             assert!(!hit, "{p}");
             assert!(took < Duration::from_secs(2), "{p} took {took:?}");
@@ -637,19 +569,7 @@ mod tests {
         }
     }
 
-    const PAT_ATOMS: [&str; 11] = [
-        "a",
-        "b",
-        "/",
-        "*",
-        "**",
-        "?",
-        "\\*",
-        "{subject}",
-        "é",
-        "{",
-        "ab",
-    ];
+    const PAT_ATOMS: [&str; 11] = ["a", "b", "/", "*", "**", "?", "\\*", "{subject}", "é", "{", "ab"];
     const TEXT_ATOMS: [&str; 7] = ["a", "b", "/", "é", "*", "ab", "{"];
     const SUBJECTS: [&str; 5] = ["", "a", "*", "a/b", "é?"];
 
@@ -666,10 +586,7 @@ mod tests {
             }
         }
         if rng.below(3) == 0 && !t.is_empty() {
-            let cut = t
-                .char_indices()
-                .nth(rng.below(t.chars().count()))
-                .map_or(0, |(i, _)| i);
+            let cut = t.char_indices().nth(rng.below(t.chars().count())).map_or(0, |(i, _)| i);
             t.insert(cut, ['a', '/', 'b'][rng.below(3)]);
         }
         t
@@ -678,24 +595,12 @@ mod tests {
     fn check_random(seed: u64, rounds: usize, max_atoms: usize) {
         let mut rng = Rng(seed);
         for _ in 0..rounds {
-            let atoms: Vec<&str> = (0..rng.below(max_atoms))
-                .map(|_| PAT_ATOMS[rng.below(11)])
-                .collect();
+            let atoms: Vec<&str> = (0..rng.below(max_atoms)).map(|_| PAT_ATOMS[rng.below(11)]).collect();
             let p = atoms.concat();
             let s = SUBJECTS[rng.below(SUBJECTS.len())];
-            let t = if rng.below(2) == 0 {
-                instance(&mut rng, &atoms, s)
-            } else {
-                (0..rng.below(max_atoms + 2))
-                    .map(|_| TEXT_ATOMS[rng.below(7)])
-                    .collect()
-            };
+            let t = if rng.below(2) == 0 { instance(&mut rng, &atoms, s) } else { (0..rng.below(max_atoms + 2)).map(|_| TEXT_ATOMS[rng.below(7)]).collect() };
             let g = Glob::compile(&p).unwrap();
-            assert_eq!(
-                g.matches_with(&t, Some(s)),
-                Some(reference(&p, &t, s)),
-                "pattern {p:?} text {t:?} subject {s:?}"
-            );
+            assert_eq!(g.matches_with(&t, Some(s)), Some(reference(&p, &t, s)), "pattern {p:?} text {t:?} subject {s:?}");
         }
     }
 

@@ -335,7 +335,13 @@ pub fn caller_scope(ctx: &CallContext, now_ms: u64) -> Scope<'_> {
 
 type Globs = Option<Vec<Glob>>;
 
-fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tools: &[(String, String)], mut warn: Option<&mut Vec<String>>) -> Result<(Rule, Globs, Globs), GateError> {
+fn compile_rule(
+    r: &RuleConfig,
+    at: &str,
+    personas: &[(String, Condition)],
+    tools: &[(String, String)],
+    mut warn: Option<&mut Vec<String>>,
+) -> Result<(Rule, Globs, Globs), GateError> {
     let cfg = |key: &str, msg: String| GateError::Config(format!("config at `{at}.{key}`: {msg}"));
     let nonempty = |key: &str, v: &Option<Vec<String>>| -> Result<(), GateError> {
         match v {
@@ -343,7 +349,9 @@ fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tool
             _ => Ok(()),
         }
     };
-    for (key, v) in [("roles", &r.roles), ("personas", &r.personas), ("subjects", &r.subjects), ("tools", &r.tools), ("actions", &r.actions), ("resources", &r.resources)] {
+    for (key, v) in
+        [("roles", &r.roles), ("personas", &r.personas), ("subjects", &r.subjects), ("tools", &r.tools), ("actions", &r.actions), ("resources", &r.resources)]
+    {
         nonempty(key, v)?;
     }
     let globs = |key: &str, v: &Option<Vec<String>>, subject_ok: bool| -> Result<Globs, GateError> {
@@ -389,9 +397,7 @@ fn compile_rule(r: &RuleConfig, at: &str, personas: &[(String, Condition)], tool
             names
                 .iter()
                 .enumerate()
-                .map(|(j, n)| {
-                    personas.iter().position(|(p, _)| p == n).ok_or_else(|| cfg(&format!("personas[{j}]"), format!("unknown persona `{n}`")))
-                })
+                .map(|(j, n)| personas.iter().position(|(p, _)| p == n).ok_or_else(|| cfg(&format!("personas[{j}]"), format!("unknown persona `{n}`"))))
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };

@@ -89,9 +89,7 @@ impl ResourceTemplate {
                         match chars.next() {
                             None => return fail(format!("unclosed `{{` at character {at}")),
                             Some((_, '}')) => break,
-                            Some((_, n)) if n.is_ascii_alphanumeric() || matches!(n, '_' | '-' | '.' | '*') => {
-                                name.push(n)
-                            }
+                            Some((_, n)) if n.is_ascii_alphanumeric() || matches!(n, '_' | '-' | '.' | '*') => name.push(n),
                             Some((bad_at, n)) => {
                                 return fail(format!(
                                     "{n:?} at character {bad_at} is not allowed in a placeholder name \
@@ -100,9 +98,7 @@ impl ResourceTemplate {
                             }
                         }
                     }
-                    let part = placeholder(&name).map_err(|what| {
-                        format!("resource template `{template}`: {what} in the placeholder at character {at}")
-                    })?;
+                    let part = placeholder(&name).map_err(|what| format!("resource template `{template}`: {what} in the placeholder at character {at}"))?;
                     if !literal.is_empty() {
                         literal_len += literal.len();
                         parts.push(Part::Literal(std::mem::take(&mut literal).into()));
@@ -394,10 +390,7 @@ mod tests {
         assert_eq!(resolve("u:{name}", json!({"name": "a.b"})).unwrap(), "u:a.b");
         for v in ["../admin", "a/b", "..", "a..b", "a\\b", "a\0", "a\u{1b}", "/"] {
             let m = unresolved("u:{name}", json!({ "name": v }));
-            assert_eq!(
-                m, "argument `name` must be one path segment (no `/`, `\\`, `..`, NUL or control characters)",
-                "{v:?}"
-            );
+            assert_eq!(m, "argument `name` must be one path segment (no `/`, `\\`, `..`, NUL or control characters)", "{v:?}");
         }
         assert_eq!(unresolved("u:{name}", json!({"name": ""})), "argument `name` must not be empty");
         assert!(unresolved("u:{name}", json!({"name": "."})).contains("not `.`"));
@@ -412,13 +405,8 @@ mod tests {
         assert_eq!(resolve("n:{x}", json!({"x": 1e300})).unwrap(), "n:1e+300");
         assert_eq!(resolve("n:{x}", json!({"x": -1.2345678901234568e-300})).unwrap(), "n:-1.2345678901234568e-300");
         assert_eq!(unresolved("n:{x}", json!({})), "argument `x` is missing");
-        for (v, got) in
-            [(json!(null), "null"), (json!(true), "boolean"), (json!([1]), "array"), (json!({"a": 1}), "object")]
-        {
-            assert_eq!(
-                unresolved("n:{x*}", json!({ "x": v })),
-                format!("argument `x` must be a string or number, got {got}")
-            );
+        for (v, got) in [(json!(null), "null"), (json!(true), "boolean"), (json!([1]), "array"), (json!({"a": 1}), "object")] {
+            assert_eq!(unresolved("n:{x*}", json!({ "x": v })), format!("argument `x` must be a string or number, got {got}"));
         }
     }
 
@@ -428,10 +416,7 @@ mod tests {
         assert_eq!(resolve(t, json!({"target": {"db": "main", "table": "a/b"}})).unwrap(), "db:main/a/b");
         assert_eq!(unresolved(t, json!({"target": {"table": "x"}})), "argument `target.db` is missing");
         assert_eq!(unresolved(t, json!({"target": "main"})), "argument `target.db` is missing");
-        assert_eq!(
-            unresolved(t, json!({"target": {"db": {"x": 1}}})),
-            "argument `target.db` must be a string or number, got object"
-        );
+        assert_eq!(unresolved(t, json!({"target": {"db": {"x": 1}}})), "argument `target.db` must be a string or number, got object");
     }
 
     #[test]

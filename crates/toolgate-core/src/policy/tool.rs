@@ -51,9 +51,11 @@ impl ToolPolicy {
     pub fn compile(t: &ToolConfig, i: usize, labels: &[String]) -> Result<ToolPolicy, GateError> {
         let at = |key: &str, msg: String| GateError::Config(format!("config at `tools[{i}].{key}`: {msg}"));
         let label = |key: &str, name: &str| -> Result<Level, GateError> {
-            labels.iter().position(|l| l == name).map(|p| p as Level).ok_or_else(|| {
-                at(key, format!("unknown label `{name}`; `labels` declares [{}]", labels.join(", ")))
-            })
+            labels
+                .iter()
+                .position(|l| l == name)
+                .map(|p| p as Level)
+                .ok_or_else(|| at(key, format!("unknown label `{name}`; `labels` declares [{}]", labels.join(", "))))
         };
         let action = t.action.clone().unwrap_or_else(|| t.name.clone());
         if action.is_empty() || action.chars().any(char::is_control) {
@@ -73,12 +75,8 @@ impl ToolPolicy {
                 let pin = match p.as_str() {
                     "subject" => Pin::Subject,
                     other => match other.strip_prefix("identity.") {
-                        Some(path) if !path.is_empty() && path.split('.').all(|s| !s.is_empty()) => {
-                            Pin::Identity(path.split('.').map(str::to_owned).collect())
-                        }
-                        _ => {
-                            return Err(at(&format!("args.{name}.pin"), format!("`{other}` is not a pin; use \"subject\" or \"identity.<fact>\"")))
-                        }
+                        Some(path) if !path.is_empty() && path.split('.').all(|s| !s.is_empty()) => Pin::Identity(path.split('.').map(str::to_owned).collect()),
+                        _ => return Err(at(&format!("args.{name}.pin"), format!("`{other}` is not a pin; use \"subject\" or \"identity.<fact>\""))),
                     },
                 };
                 pins.push((name.clone(), pin));
@@ -116,7 +114,9 @@ impl ToolPolicy {
                 };
                 return Some(Verdict::denied(
                     Reason::NoSubject,
-                    format!("Cannot run `{tool}`: it acts on behalf of a known user, and this call has {who}. Ask the user to sign in; do not guess an identity."),
+                    format!(
+                        "Cannot run `{tool}`: it acts on behalf of a known user, and this call has {who}. Ask the user to sign in; do not guess an identity."
+                    ),
                 ));
             };
             let from = args.get(name);

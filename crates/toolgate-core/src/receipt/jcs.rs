@@ -160,10 +160,7 @@ mod tests {
           "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
           "literals": [null, true, false]
         }"#;
-        let want = concat!(
-            r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"#,
-            r#""string":"€$\u000f\nA'B\"\\\\\"/"}"#
-        );
+        let want = concat!(r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"#, r#""string":"€$\u000f\nA'B\"\\\\\"/"}"#);
         assert_eq!(parsed(text), want);
     }
 

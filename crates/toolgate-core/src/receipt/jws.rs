@@ -89,14 +89,11 @@ impl<'a> Compact<'a> {
     /// (`alg: none`, `HS256`, …) or another key's `kid`.
     pub(super) fn check(&self, key: &VerifyingKey, kid: &str) -> Result<(), ReceiptError> {
         let header = serde_json::from_slice::<Header>(&self.header);
-        let signature =
-            <[u8; SIGNATURE_LENGTH]>::try_from(self.signature.as_slice()).ok().map(|b| Signature::from_bytes(&b));
+        let signature = <[u8; SIGNATURE_LENGTH]>::try_from(self.signature.as_slice()).ok().map(|b| Signature::from_bytes(&b));
         let signed = signature.is_some_and(|sig| key.verify_strict(self.signing_input, &sig).is_ok());
         if !signed {
             return Err(match (&header, signature) {
-                (Ok(h), _) if h.alg.as_deref() != Some(ALG) => {
-                    ReceiptError::UnsupportedAlg(printable(h.alg.as_deref()))
-                }
+                (Ok(h), _) if h.alg.as_deref() != Some(ALG) => ReceiptError::UnsupportedAlg(printable(h.alg.as_deref())),
                 (Ok(h), _) if h.kid.as_deref().is_some_and(|k| k != kid) => ReceiptError::WrongKey,
                 (_, None) => ReceiptError::Malformed("the signature is not 64 bytes"),
                 _ => ReceiptError::BadSignature,
@@ -161,21 +158,9 @@ mod tests {
 
     #[test]
     fn payload_member_order_and_omission() {
-        let claims = Claims {
-            sub: None,
-            tool: "t\"x",
-            action: Some("read"),
-            resource: None,
-            call_id: Some("c1"),
-            args: "A".into(),
-            iat: 10,
-            exp: 20,
-            jti: "J".into(),
-        };
-        assert_eq!(
-            payload_json(&claims),
-            r#"{"v":1,"tool":"t\"x","action":"read","callId":"c1","args":"A","iat":10,"exp":20,"jti":"J"}"#
-        );
+        let claims =
+            Claims { sub: None, tool: "t\"x", action: Some("read"), resource: None, call_id: Some("c1"), args: "A".into(), iat: 10, exp: 20, jti: "J".into() };
+        assert_eq!(payload_json(&claims), r#"{"v":1,"tool":"t\"x","action":"read","callId":"c1","args":"A","iat":10,"exp":20,"jti":"J"}"#);
     }
 
     #[test]

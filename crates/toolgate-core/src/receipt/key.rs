@@ -19,10 +19,7 @@ pub struct ReceiptKey {
 
 impl std::fmt::Debug for ReceiptKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReceiptKey")
-            .field("kid", &self.kid)
-            .field("public_key", &self.public_key)
-            .finish_non_exhaustive()
+        f.debug_struct("ReceiptKey").field("kid", &self.kid).field("public_key", &self.public_key).finish_non_exhaustive()
     }
 }
 
@@ -63,9 +60,7 @@ impl ReceiptKey {
                     Err("the receipt private key has 64 bytes (seed || public key) but its public half does not match its seed".into())
                 }
             }
-            n => Err(format!(
-                "the receipt private key decodes to {n} bytes; expected a 32-byte ed25519 seed (or 64 bytes: seed || public key)"
-            )),
+            n => Err(format!("the receipt private key decodes to {n} bytes; expected a 32-byte ed25519 seed (or 64 bytes: seed || public key)")),
         };
         wipe(&mut seed);
         key
@@ -167,13 +162,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_problem_not_the_secret() {
-        for (text, want) in [
-            ("", "empty"),
-            ("  \n", "empty"),
-            ("not a key!!", "not base64url"),
-            ("AAAA", "decodes to 3 bytes"),
-            (&"A".repeat(200), "not base64url"),
-        ] {
+        for (text, want) in
+            [("", "empty"), ("  \n", "empty"), ("not a key!!", "not base64url"), ("AAAA", "decodes to 3 bytes"), (&"A".repeat(200), "not base64url")]
+        {
             let err = ReceiptKey::from_seed(text).unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");
             assert!(text.trim().is_empty() || !err.contains(text.trim()), "{err}");

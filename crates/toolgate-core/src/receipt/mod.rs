@@ -81,8 +81,7 @@ pub struct Claims<'a> {
 /// Fails only when the OS random source does.
 pub fn new_jti() -> Result<String, String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| format!("no receipt id could be made: the OS random source failed: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(|e| format!("no receipt id could be made: the OS random source failed: {e}"))?;
     Ok(base64url::encode(&bytes))
 }
 

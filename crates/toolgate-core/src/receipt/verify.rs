@@ -63,12 +63,7 @@ struct Version {
 /// seconds): [`ReceiptVerifier::new`] then [`ReceiptVerifier::verify`], whose doc gives the
 /// checks in order. The first failure is the error; `bad_public_key` comes before any look at
 /// the receipt.
-pub fn verify(
-    receipt: &str,
-    public_key_b64url: &str,
-    now_s: u64,
-    expect: &Expect<'_>,
-) -> Result<VerifiedClaims, ReceiptError> {
+pub fn verify(receipt: &str, public_key_b64url: &str, now_s: u64, expect: &Expect<'_>) -> Result<VerifiedClaims, ReceiptError> {
     ReceiptVerifier::new(public_key_b64url)?.verify(receipt, now_s, expect)
 }
 
@@ -113,8 +108,7 @@ impl ReceiptVerifier {
         let jws = Compact::parse(receipt)?;
         jws.check(&self.key, &self.kid)?;
 
-        let version = serde_json::from_slice::<Version>(&jws.payload)
-            .map_err(|_| ReceiptError::Malformed("the claims are not a JSON object"))?;
+        let version = serde_json::from_slice::<Version>(&jws.payload).map_err(|_| ReceiptError::Malformed("the claims are not a JSON object"))?;
         if version.v.as_ref().and_then(Value::as_u64) != Some(1) {
             return Err(ReceiptError::UnknownVersion);
         }

@@ -133,11 +133,7 @@ impl<'s> Repair<'s> {
     fn coerce_type(&mut self, types: TypeSet, v: &mut Value, depth: usize) {
         let repaired = match v {
             Value::String(s) => {
-                let unpacked = if types.has(TypeSet::OBJECT) || types.has(TypeSet::ARRAY) {
-                    self.unpack(types, s, depth)
-                } else {
-                    None
-                };
+                let unpacked = if types.has(TypeSet::OBJECT) || types.has(TypeSet::ARRAY) { self.unpack(types, s, depth) } else { None };
                 if let Some(parsed) = unpacked {
                     Some((FlagCode::UnpackedStringifiedJson, parsed))
                 } else if let Some(n) = types.has(TypeSet::INTEGER).then(|| clean_integer(s)).flatten() {
@@ -383,9 +379,7 @@ fn boolean(s: &str) -> Option<bool> {
 fn integer_out_of_range(v: &Value) -> bool {
     match v {
         Value::Number(n) if n.is_u64() => n.as_u64().is_some_and(|u| u > i64::MAX as u64),
-        Value::Number(n) if n.is_f64() => {
-            n.as_f64().is_some_and(beyond_i64)
-        }
+        Value::Number(n) if n.is_f64() => n.as_f64().is_some_and(beyond_i64),
         _ => false,
     }
 }

@@ -81,9 +81,7 @@ pub struct CompiledSchema {
 }
 
 fn options<'i>() -> jsonschema::ValidationOptions<'i> {
-    jsonschema::options()
-        .with_pattern_options(PatternOptions::regex())
-        .should_validate_formats(true)
+    jsonschema::options().with_pattern_options(PatternOptions::regex()).should_validate_formats(true)
 }
 
 impl CompiledSchema {
@@ -184,9 +182,7 @@ impl<'a> Builder<'a> {
         };
         let types = match o.get("type") {
             Some(Value::String(s)) => TypeSet::bit(s).map(TypeSet),
-            Some(Value::Array(a)) => {
-                Some(TypeSet(a.iter().filter_map(|t| t.as_str().and_then(TypeSet::bit)).fold(0, |acc, b| acc | b)))
-            }
+            Some(Value::Array(a)) => Some(TypeSet(a.iter().filter_map(|t| t.as_str().and_then(TypeSet::bit)).fold(0, |acc, b| acc | b))),
             _ => None,
         };
         let mut n = Node { types, ..Node::default() };
@@ -211,9 +207,7 @@ impl<'a> Builder<'a> {
         }
         match o.get("additionalProperties") {
             Some(Value::Bool(false)) => n.additional = Additional::Forbid,
-            Some(sub @ Value::Object(_)) => {
-                n.additional = Additional::Schema(self.node(&format!("{pointer}/additionalProperties"), sub)?)
-            }
+            Some(sub @ Value::Object(_)) => n.additional = Additional::Schema(self.node(&format!("{pointer}/additionalProperties"), sub)?),
             _ => {}
         }
         match (o.get("prefixItems"), o.get("items")) {
@@ -282,9 +276,10 @@ impl<'a> Builder<'a> {
             let at = format!("{pointer}/{keyword}/{i}");
             let node = self.node(&at, sub)?;
             let wrapper = json!({ "$ref": format!("{BASE}#{}", encode_fragment(&at)) });
-            let validator = options().with_registry(self.registry).build(&wrapper).map_err(|e| {
-                GateError::Config(format!("tool `{}`: inputSchema at `{at}`: {e}", self.tool))
-            })?;
+            let validator = options()
+                .with_registry(self.registry)
+                .build(&wrapper)
+                .map_err(|e| GateError::Config(format!("tool `{}`: inputSchema at `{at}`: {e}", self.tool)))?;
             out.push(Branch { node, validator });
         }
         Ok(out)

@@ -85,11 +85,9 @@ pub fn problems_of(err: &ValidationError<'_>, root: &Value) -> Vec<Problem> {
             let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
             vec![Problem { path: at(Some(Seg::Key(name))), text: "required field is missing.".into() }]
         }
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected
-            .iter()
-            .map(|k| Problem { path: at(Some(Seg::Key(k.clone()))), text: "unknown field; remove it.".into() })
-            .collect(),
+        ValidationErrorKind::AdditionalProperties { unexpected } | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            unexpected.iter().map(|k| Problem { path: at(Some(Seg::Key(k.clone()))), text: "unknown field; remove it.".into() }).collect()
+        }
         ValidationErrorKind::Type { kind } => {
             let mut set = TypeSet(0);
             match kind {
@@ -103,37 +101,28 @@ pub fn problems_of(err: &ValidationError<'_>, root: &Value) -> Vec<Problem> {
             one(format!("expected {}, got {}{}.", set.describe(), got(), got_type_hint(err.instance())))
         }
         ValidationErrorKind::Enum { options } => one(format!("must be one of {}; got {}.", list(options), got())),
-        ValidationErrorKind::Constant { expected_value } => {
-            one(format!("must be exactly {}; got {}.", show(expected_value), got()))
-        }
+        ValidationErrorKind::Constant { expected_value } => one(format!("must be exactly {}; got {}.", show(expected_value), got())),
         ValidationErrorKind::Minimum { limit } => one(format!("must be at least {limit}; got {got}.", got = got())),
         ValidationErrorKind::Maximum { limit } => one(format!("must be at most {limit}; got {got}.", got = got())),
         ValidationErrorKind::ExclusiveMinimum { limit } => one(format!("must be greater than {limit}; got {got}.", got = got())),
         ValidationErrorKind::ExclusiveMaximum { limit } => one(format!("must be less than {limit}; got {got}.", got = got())),
         ValidationErrorKind::MultipleOf { multiple_of } => one(format!("must be a multiple of {multiple_of}; got {got}.", got = got())),
-        ValidationErrorKind::MinLength { limit } => {
-            one(format!("must be at least {limit} characters long; got {got}.", got = got()))
+        ValidationErrorKind::MinLength { limit } => one(format!("must be at least {limit} characters long; got {got}.", got = got())),
+        ValidationErrorKind::MaxLength { limit } => {
+            one(format!("must be at most {limit} characters long; got {} characters.", err.instance().as_str().map_or(0, |s| s.chars().count())))
         }
-        ValidationErrorKind::MaxLength { limit } => one(format!(
-            "must be at most {limit} characters long; got {} characters.",
-            err.instance().as_str().map_or(0, |s| s.chars().count())
-        )),
         ValidationErrorKind::MinItems { limit } => one(format!("must have at least {limit} items.")),
         ValidationErrorKind::MaxItems { limit } => one(format!("must have at most {limit} items.")),
         ValidationErrorKind::AdditionalItems { limit } => one(format!("must have at most {limit} items.")),
         ValidationErrorKind::UniqueItems => one("items must be unique.".into()),
         ValidationErrorKind::MinProperties { limit } => one(format!("must have at least {limit} fields.")),
         ValidationErrorKind::MaxProperties { limit } => one(format!("must have at most {limit} fields.")),
-        ValidationErrorKind::Pattern { pattern } => {
-            one(format!("must match the pattern {}; got {}.", elide(pattern, 60), got()))
-        }
+        ValidationErrorKind::Pattern { pattern } => one(format!("must match the pattern {}; got {}.", elide(pattern, 60), got())),
         ValidationErrorKind::Format { format } => one(format!("must be a valid {format}; got {got}.", got = got())),
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
             one(format!("does not match any of the allowed forms; got {got}.", got = got()))
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => {
-            one(format!("matches more than one of the allowed forms; got {got}.", got = got()))
-        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => one(format!("matches more than one of the allowed forms; got {got}.", got = got())),
         ValidationErrorKind::Not { .. } | ValidationErrorKind::FalseSchema => one("this value is not allowed.".into()),
         ValidationErrorKind::Contains => one("must contain at least one matching item.".into()),
         ValidationErrorKind::PropertyNames { .. } => one("has a field name that is not allowed.".into()),

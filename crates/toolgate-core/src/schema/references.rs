@@ -15,7 +15,6 @@ use jsonschema::Draft;
 use referencing::{Resolver, ResourceRef};
 use serde_json::Value;
 
-
 /// Longest chain of nested schemas (through `$ref`s, across documents) the check follows; past
 /// it a schema is refused as too deep to compile safely.
 pub const MAX_REF_DEPTH: usize = 128;

@@ -94,9 +94,7 @@ fn check_uri(uri: &str) -> Result<(), String> {
         return Err("a URI holds no spaces or control characters".into());
     }
     let scheme_ok = uri.split_once(':').is_some_and(|(s, rest)| {
-        !rest.is_empty()
-            && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        !rest.is_empty() && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
     if !scheme_ok {
         return Err("expected an absolute URI (`https://example.com/address.json`, `urn:…`)".into());

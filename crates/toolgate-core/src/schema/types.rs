@@ -51,9 +51,7 @@ impl TypeSet {
             Value::Array(_) => self.has(Self::ARRAY),
             Value::Object(_) => self.has(Self::OBJECT),
             Value::Number(n) => {
-                self.has(Self::NUMBER)
-                    || (self.has(Self::INTEGER)
-                        && (n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
+                self.has(Self::NUMBER) || (self.has(Self::INTEGER) && (n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
             }
         }
     }

@@ -35,12 +35,7 @@ impl Evicted {
     pub(crate) fn new(max_sessions: usize, seeds: [u64; 8]) -> Evicted {
         let len = max_sessions.saturating_mul(BITS_PER_SESSION).clamp(64, MAX_BITS).next_power_of_two();
         let [a, b, c, d, e, f, g, h] = seeds;
-        Evicted {
-            bits: Vec::new(),
-            len,
-            set: 0,
-            hashers: [RandomState::with_seeds(a, b, c, d), RandomState::with_seeds(e, f, g, h)],
-        }
+        Evicted { bits: Vec::new(), len, set: 0, hashers: [RandomState::with_seeds(a, b, c, d), RandomState::with_seeds(e, f, g, h)] }
     }
 
     /// Remembers `scope` as evicted.

@@ -151,12 +151,30 @@ mod tests {
     use std::sync::Arc;
 
     fn loop_count(s: &dyn StateStore, scope: &str, key: u128, since_ms: u64) -> u32 {
-        let q = Settle { scope, now_ms: 0, loop_check: Some(LoopCheck { key, since_ms, max: u32::MAX, keep: 0, window_ms: 0 }), sink_max: None, rates: Vec::new(), record: false, enforce: true, raise: None };
+        let q = Settle {
+            scope,
+            now_ms: 0,
+            loop_check: Some(LoopCheck { key, since_ms, max: u32::MAX, keep: 0, window_ms: 0 }),
+            sink_max: None,
+            rates: Vec::new(),
+            record: false,
+            enforce: true,
+            raise: None,
+        };
         s.settle(&q).unwrap().loop_seen
     }
 
     fn loop_record(s: &dyn StateStore, scope: &str, key: u128, now_ms: u64, keep: u32) {
-        let q = Settle { scope, now_ms, loop_check: Some(LoopCheck { key, since_ms: 0, max: u32::MAX, keep, window_ms: 0 }), sink_max: None, rates: Vec::new(), record: true, enforce: false, raise: None };
+        let q = Settle {
+            scope,
+            now_ms,
+            loop_check: Some(LoopCheck { key, since_ms: 0, max: u32::MAX, keep, window_ms: 0 }),
+            sink_max: None,
+            rates: Vec::new(),
+            record: true,
+            enforce: false,
+            raise: None,
+        };
         assert!(s.settle(&q).unwrap().recorded);
     }
 
@@ -281,7 +299,16 @@ mod tests {
     #[test]
     fn settle_counts_only_admitted_calls() {
         let s = MemoryStore::new(10);
-        let q = |now_ms, record| Settle { scope: "a", now_ms, loop_check: None, sink_max: None, rates: vec![RateCheck { key: "r".into(), window_ms: 1000, max: 2 }], record, enforce: true, raise: Some(1) };
+        let q = |now_ms, record| Settle {
+            scope: "a",
+            now_ms,
+            loop_check: None,
+            sink_max: None,
+            rates: vec![RateCheck { key: "r".into(), window_ms: 1000, max: 2 }],
+            record,
+            enforce: true,
+            raise: Some(1),
+        };
         assert!(!s.settle(&q(10, false)).unwrap().recorded, "a read records nothing");
         assert!(s.settle(&q(10, true)).unwrap().recorded);
         assert!(s.settle(&q(20, true)).unwrap().recorded);
@@ -299,7 +326,16 @@ mod tests {
             .map(|_| {
                 let s = Arc::clone(&s);
                 std::thread::spawn(move || {
-                    let q = Settle { scope: "x", now_ms: 5, loop_check: None, sink_max: None, rates: vec![RateCheck { key: "r".into(), window_ms: 1_000_000, max: 250 }], record: true, enforce: true, raise: None };
+                    let q = Settle {
+                        scope: "x",
+                        now_ms: 5,
+                        loop_check: None,
+                        sink_max: None,
+                        rates: vec![RateCheck { key: "r".into(), window_ms: 1_000_000, max: 250 }],
+                        record: true,
+                        enforce: true,
+                        raise: None,
+                    };
                     (0..1000).filter(|_| s.settle(&q).unwrap().recorded).count()
                 })
             })

@@ -20,12 +20,7 @@ pub(crate) struct Pending {
 impl Pending {
     pub(crate) fn new(cap: usize, seeds: [u64; 8]) -> Pending {
         let [a, b, c, d, ..] = seeds;
-        Pending {
-            map: HashMap::with_hasher(RandomState::with_seeds(a, b, c, d)),
-            by_expiry: BTreeMap::new(),
-            seq: 0,
-            cap: cap.max(1),
-        }
+        Pending { map: HashMap::with_hasher(RandomState::with_seeds(a, b, c, d)), by_expiry: BTreeMap::new(), seq: 0, cap: cap.max(1) }
     }
 
     /// Stores `pending` under `token` (replacing one already there). When full, drops the
@@ -78,14 +73,7 @@ mod tests {
     use serde_json::json;
 
     pub(crate) fn confirm(tool: &str, expires_ms: u64) -> PendingConfirm {
-        PendingConfirm {
-            tool: tool.into(),
-            arguments: json!({"path": "a"}),
-            subject: Some("alice".into()),
-            scope: "s1".into(),
-            expires_ms,
-            flags: Vec::new(),
-        }
+        PendingConfirm { tool: tool.into(), arguments: json!({"path": "a"}), subject: Some("alice".into()), scope: "s1".into(), expires_ms, flags: Vec::new() }
     }
 
     #[test]

@@ -69,8 +69,7 @@ impl Sessions {
             self.touch(at);
             return &mut self.slots[at].session;
         }
-        let session =
-            Session { taint: if self.evicted.contains(scope) { EVICTED } else { 0 }, loops: Loops::default() };
+        let session = Session { taint: if self.evicted.contains(scope) { EVICTED } else { 0 }, loops: Loops::default() };
         let at = if self.slots.len() < self.cap {
             self.slots.push(Slot { scope: scope.into(), session, prev: NIL, next: NIL });
             self.slots.len() - 1

@@ -180,7 +180,10 @@ impl UiStream {
             None => None,
             Some(t) if t.stand == Stand::Open => {
                 if t.name != name {
-                    return Err(cx.err(&key(&[], "toolName"), format!("tool call {:?} names tool {:?}, but its input started as {:?}", clip(&id), clip(&name), clip(&t.name))));
+                    return Err(cx.err(
+                        &key(&[], "toolName"),
+                        format!("tool call {:?} names tool {:?}, but its input started as {:?}", clip(&id), clip(&name), clip(&t.name)),
+                    ));
                 }
                 if t.dynamic != dynamic || t.provider != provider {
                     return Err(cx.err(&[], format!("tool call {:?} changes `dynamic` or `providerExecuted` between its start and its input", clip(&id))));
@@ -250,7 +253,12 @@ impl UiStream {
         match self.tools.get(&id) {
             None => {}
             Some(t) if t.stand == Stand::Open && t.name == name => {}
-            Some(_) => return Err(cx.err(&key(&[], "toolCallId"), format!("an input error for tool call {:?}, which was already made available or names another tool", clip(&id)))),
+            Some(_) => {
+                return Err(cx.err(
+                    &key(&[], "toolCallId"),
+                    format!("an input error for tool call {:?}, which was already made available or names another tool", clip(&id)),
+                ))
+            }
         }
         cx.keep(cx.bytes)?;
         let mut part = Self::part_type(&name, dynamic);
@@ -310,14 +318,15 @@ impl UiStream {
     fn approval_response(&mut self, cx: &mut Cx<'_>, ev: Map<String, Value>) -> Result<(), GateError> {
         let approval = cx.str(&[], &ev, "approvalId")?;
         let Some(id) = self.approvals.get(approval) else {
-            return Err(cx.err(&key(&[], "approvalId"), format!("an approval response for {:?}, which no approval request of this stream asked", clip(approval))));
+            return Err(
+                cx.err(&key(&[], "approvalId"), format!("an approval response for {:?}, which no approval request of this stream asked", clip(approval)))
+            );
         };
         match self.tools.get(id).map(|t| t.stand) {
             Some(Stand::Decided { allowed: false }) => Ok(()),
             _ => cx.pass(Value::Object(ev)),
         }
     }
-
 }
 
 impl Assembler for UiStream {
@@ -352,7 +361,11 @@ impl Assembler for UiStream {
                 }
                 self.finished = true;
             }
-            t if t.starts_with("tool-") => return Err(cx.err(&key(&[], "type"), format!("an unknown tool chunk {:?}; a UI message stream's tool chunks are read, never passed unread", clip(t)))),
+            t if t.starts_with("tool-") => {
+                return Err(
+                    cx.err(&key(&[], "type"), format!("an unknown tool chunk {:?}; a UI message stream's tool chunks are read, never passed unread", clip(t)))
+                )
+            }
             _ => {} // text-end, reasoning-end, finish-step, error, abort, data-*, sources, files, metadata …
         }
         cx.pass(Value::Object(ev))
@@ -365,7 +378,8 @@ impl Assembler for UiStream {
     /// The assembled turn: one assistant `UIMessage`.
     fn finish(&mut self, cx: &mut Cx<'_>) -> Result<Assembled, GateError> {
         if !self.finished {
-            let mut open: Vec<String> = self.tools.iter().filter(|(_, t)| t.stand == Stand::Open).map(|(id, t)| format!("tool input {:?} (`{}`)", clip(id), clip(&t.name))).collect();
+            let mut open: Vec<String> =
+                self.tools.iter().filter(|(_, t)| t.stand == Stand::Open).map(|(id, t)| format!("tool input {:?} (`{}`)", clip(id), clip(&t.name))).collect();
             open.sort();
             let open = if open.is_empty() { String::new() } else { format!(" ({} never made available)", open.join(", ")) };
             return Err(cx.cut(format!("without its `finish` chunk{open}")));

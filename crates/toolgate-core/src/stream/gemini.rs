@@ -171,7 +171,7 @@ impl Assembler for GeminiStream {
         for (k, v) in chunk.iter().filter(|(k, _)| k.as_str() != "candidates") {
             self.envelope.insert(k.clone(), v.clone());
         }
-                let mut forwarded = Vec::with_capacity(cands.len());
+        let mut forwarded = Vec::with_capacity(cands.len());
         for (j, c) in cands.into_iter().enumerate() {
             let cp = index(&key(&[], "candidates"), j);
             let Value::Object(mut c) = c else { return Err(cx.err(&cp, "expected a candidate object")) };

@@ -154,12 +154,8 @@ fn frame(text: &str) -> Frame<'_> {
     if !t.lines().all(|l| is_field(l.trim_end_matches('\r'))) {
         return Frame::Data(t.into()); // neither JSON nor SSE: the parser names what it is
     }
-    let data: Vec<&str> = t
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|l| l.strip_prefix(' ').unwrap_or(l))
-        .collect();
+    let data: Vec<&str> =
+        t.lines().map(|l| l.trim_end_matches('\r')).filter_map(|l| l.strip_prefix("data:")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
     match data.as_slice() {
         [] => Frame::Skip,
         [one] if one.trim() == "[DONE]" => Frame::Done,
@@ -276,7 +272,14 @@ impl GateStream {
             let args: Args = cx.args_of(s.call);
             let Some(t) = cx.sh.call(s.call) else { continue };
             let Some(v) = t.verdict.clone() else { continue };
-            found.calls.push(Call { call_id: t.call_id.clone(), wire_id: t.wire_id.clone().map(Value::String), tool: t.tool.clone(), args, slot: s.slot.clone(), malformed: None });
+            found.calls.push(Call {
+                call_id: t.call_id.clone(),
+                wire_id: t.wire_id.clone().map(Value::String),
+                tool: t.tool.clone(),
+                args,
+                slot: s.slot.clone(),
+                malformed: None,
+            });
             verdicts.push(v);
         }
         if found.calls.len() != cx.sh.calls.len() {

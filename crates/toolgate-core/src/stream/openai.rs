@@ -64,7 +64,17 @@ impl OpenAiStream {
         if let Some(&p) = self.by_index.get(&index) {
             return p;
         }
-        self.choices.push(ChoiceState { index, role: None, content: None, refusal: None, finish: None, calls: Vec::new(), by_wire: AHashMap::new(), open: None, released: 0 });
+        self.choices.push(ChoiceState {
+            index,
+            role: None,
+            content: None,
+            refusal: None,
+            finish: None,
+            calls: Vec::new(),
+            by_wire: AHashMap::new(),
+            open: None,
+            released: 0,
+        });
         self.by_index.insert(index, self.choices.len() - 1);
         self.choices.len() - 1
     }
@@ -86,10 +96,7 @@ impl OpenAiStream {
         tc.insert("type".into(), json!(c.kind));
         tc.insert(c.kind.into(), json!({ "name": c.name, member: text }));
         let mut chunk = header.clone();
-        chunk.insert(
-            "choices".into(),
-            json!([{ "index": st.index, "delta": { "tool_calls": [Value::Object(tc)] }, "logprobs": null, "finish_reason": null }]),
-        );
+        chunk.insert("choices".into(), json!([{ "index": st.index, "delta": { "tool_calls": [Value::Object(tc)] }, "logprobs": null, "finish_reason": null }]));
         st.released += 1;
         let weight = text.len() + 256;
         cx.emit(Value::Object(chunk), weight)
@@ -241,7 +248,15 @@ impl OpenAiStream {
                 tc.insert("type".into(), json!(c.kind));
                 tc.insert(c.kind.into(), json!({ "name": c.name, member: text }));
                 list.push(Value::Object(tc));
-                let slot = [Seg::Key("choices".into()), Seg::Index(pos), Seg::Key("message".into()), Seg::Key("tool_calls".into()), Seg::Index(k), Seg::Key(c.kind.into()), Seg::Key(member.into())];
+                let slot = [
+                    Seg::Key("choices".into()),
+                    Seg::Index(pos),
+                    Seg::Key("message".into()),
+                    Seg::Key("tool_calls".into()),
+                    Seg::Index(k),
+                    Seg::Key(c.kind.into()),
+                    Seg::Key(member.into()),
+                ];
                 slots.push(Slot { call: c.call, slot: slot.to_vec() });
             }
             msg.insert("tool_calls".into(), Value::Array(list));
@@ -304,7 +319,12 @@ impl Assembler for OpenAiStream {
         }
         if let Some(st) = self.choices.iter().find(|c| c.finish.is_none()) {
             let open = st.open.and_then(|p| st.calls.get(p)).map_or(String::new(), |c| {
-                format!(", while tool call index {} (`{}`{}) was still streaming", c.wire_index, c.name, c.id.as_deref().map_or(String::new(), |i| format!(", {i}")))
+                format!(
+                    ", while tool call index {} (`{}`{}) was still streaming",
+                    c.wire_index,
+                    c.name,
+                    c.id.as_deref().map_or(String::new(), |i| format!(", {i}"))
+                )
             });
             return Err(cx.cut(format!("before the `finish_reason` of choice {}{open}", st.index)));
         }

@@ -29,10 +29,17 @@ use crate::error::GateError;
 use crate::json::pointer::Seg;
 
 /// Item types the server executes itself (as in the whole-turn codec).
-const SERVER_ITEMS: [&str; 7] = ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
+const SERVER_ITEMS: [&str; 7] =
+    ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
 
 /// Built-in items the host executes, and the member holding their action.
-const CLIENT_BUILTINS: [(&str, &str); 5] = [("computer_call", "action"), ("local_shell_call", "action"), ("shell_call", "action"), ("apply_patch_call", "operation"), ("tool_search_call", "arguments")];
+const CLIENT_BUILTINS: [(&str, &str); 5] = [
+    ("computer_call", "action"),
+    ("local_shell_call", "action"),
+    ("shell_call", "action"),
+    ("apply_patch_call", "operation"),
+    ("tool_search_call", "arguments"),
+];
 
 /// What an output item is to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -318,7 +325,13 @@ impl ResponsesStream {
                 continue;
             };
             if let Some(k) = restated_differently(&it.added, &m) {
-                return Err(cx.err(&key(&index(&op, i), k), format!("the output restates call {:?} with another `{k}` than the one decided", it.added.get("call_id").and_then(Value::as_str).unwrap_or("?"))));
+                return Err(cx.err(
+                    &key(&index(&op, i), k),
+                    format!(
+                        "the output restates call {:?} with another `{k}` than the one decided",
+                        it.added.get("call_id").and_then(Value::as_str).unwrap_or("?")
+                    ),
+                ));
             }
             if let (true, Kind::Text(member), Some(t)) = (terminal, it.kind, it.call.and_then(|c| cx.sh.call(c))) {
                 let sent = m.get(member).and_then(Value::as_str);

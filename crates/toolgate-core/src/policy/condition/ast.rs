@@ -83,10 +83,7 @@ pub(super) enum Fact {
 impl Fact {
     /// True for the facts that only exist once a call is known.
     pub(super) fn reads_call(&self) -> bool {
-        matches!(
-            self,
-            Fact::Args(_) | Fact::Tool | Fact::Action | Fact::Resource
-        )
+        matches!(self, Fact::Args(_) | Fact::Tool | Fact::Action | Fact::Resource)
     }
 }
 
@@ -156,14 +153,9 @@ impl Num {
 }
 
 /// The names a condition may start a fact with (`args.path`, `roles`, `now` …).
-pub(super) const ROOT_NAMES: [&str; 10] = [
-    "roles", "identity", "purpose", "context", "args", "tool", "action", "resource", "subject",
-    "now",
-];
+pub(super) const ROOT_NAMES: [&str; 10] = ["roles", "identity", "purpose", "context", "args", "tool", "action", "resource", "subject", "now"];
 
 /// Whether a string (a literal's value) starts with a root name: `'purpose'`, `'args.x'`.
 pub(super) fn is_root(s: &str) -> bool {
-    s.split(['.', '['])
-        .next()
-        .is_some_and(|root| ROOT_NAMES.contains(&root))
+    s.split(['.', '[']).next().is_some_and(|root| ROOT_NAMES.contains(&root))
 }

@@ -44,10 +44,7 @@ impl Ty {
 
     /// Whether values of these types can ever be equal or ordered.
     fn meets(self, other: Ty) -> bool {
-        self == Ty::Any
-            || other == Ty::Any
-            || self == other
-            || matches!((self, other), (Ty::Time, Ty::Num) | (Ty::Num, Ty::Time))
+        self == Ty::Any || other == Ty::Any || self == other || matches!((self, other), (Ty::Time, Ty::Num) | (Ty::Num, Ty::Time))
     }
 }
 
@@ -62,11 +59,7 @@ pub(super) struct Opd {
 
 impl Opd {
     fn err(&self, message: impl Into<String>) -> ConditionError {
-        ConditionError {
-            line: self.line,
-            column: self.col,
-            message: message.into(),
-        }
+        ConditionError { line: self.line, column: self.col, message: message.into() }
     }
 
     fn is_lit(&self) -> bool {
@@ -81,8 +74,7 @@ impl Opd {
     /// A date literal on the other side of `now` becomes a time.
     fn date_to_time(&mut self) -> Result<(), ConditionError> {
         if let Operand::Lit(Lit::Str(s)) = &self.val {
-            let ms = time::parse_rfc3339(s)
-                .map_err(|e| self.err(format!("`{}` is not an RFC 3339 date: {e}", self.text)))?;
+            let ms = time::parse_rfc3339(s).map_err(|e| self.err(format!("`{}` is not an RFC 3339 date: {e}", self.text)))?;
             self.val = Operand::Lit(Lit::Time(ms));
             self.ty = Ty::Time;
         }
@@ -95,33 +87,20 @@ fn both_literals(op: &Token, src: &str, a: &Opd, b: &Opd) -> ConditionError {
         Operand::Lit(Lit::Str(s)) if super::ast::is_root(s) => Some(s.clone()),
         _ => None,
     });
-    let hint = named
-        .map(|n| format!(" (write the name {n} without quotes)"))
-        .unwrap_or_default();
-    op.err(format!(
-        "both sides of `{}` are literals; one side must be a name{hint}",
-        &src[op.start..op.end]
-    ))
+    let hint = named.map(|n| format!(" (write the name {n} without quotes)")).unwrap_or_default();
+    op.err(format!("both sides of `{}` are literals; one side must be a name{hint}", &src[op.start..op.end]))
 }
 
 fn list_side(o: &Opd) -> ConditionError {
     match o.val {
-        Operand::Fact(Fact::Roles) => {
-            o.err("`roles` is a list: write `roles has '…'` or `'…' in roles`")
-        }
+        Operand::Fact(Fact::Roles) => o.err("`roles` is a list: write `roles has '…'` or `'…' in roles`"),
         Operand::List(_) => o.err("a list literal can only be the right side of `in`"),
         _ => o.err(format!("{}: use `in` or `has`", o.is_a())),
     }
 }
 
 /// `lhs op rhs` for `==`, `!=`, `<`, `<=`, `>`, `>=`.
-pub(super) fn compare(
-    src: &str,
-    op: CmpOp,
-    at: &Token,
-    mut lhs: Opd,
-    mut rhs: Opd,
-) -> Result<Node, ConditionError> {
+pub(super) fn compare(src: &str, op: CmpOp, at: &Token, mut lhs: Opd, mut rhs: Opd) -> Result<Node, ConditionError> {
     if lhs.is_lit() && rhs.is_lit() {
         return Err(both_literals(at, src, &lhs, &rhs));
     }
@@ -138,24 +117,13 @@ pub(super) fn compare(
     }
     let sym = op.symbol();
     if !matches!(op, CmpOp::Eq | CmpOp::Ne) {
-        if let Some(side) = [&lhs, &rhs]
-            .into_iter()
-            .find(|o| matches!(o.ty, Ty::Bool | Ty::Null))
-        {
-            return Err(at.err(format!(
-                "`{sym}` orders numbers, strings and times; {}",
-                side.is_a()
-            )));
+        if let Some(side) = [&lhs, &rhs].into_iter().find(|o| matches!(o.ty, Ty::Bool | Ty::Null)) {
+            return Err(at.err(format!("`{sym}` orders numbers, strings and times; {}", side.is_a())));
         }
     }
-    let null_test =
-        matches!(op, CmpOp::Eq | CmpOp::Ne) && (lhs.ty == Ty::Null || rhs.ty == Ty::Null);
+    let null_test = matches!(op, CmpOp::Eq | CmpOp::Ne) && (lhs.ty == Ty::Null || rhs.ty == Ty::Null);
     if !null_test && !lhs.ty.meets(rhs.ty) {
-        return Err(at.err(format!(
-            "{} and {}: `{sym}` between them is never true (values are never converted)",
-            lhs.is_a(),
-            rhs.is_a()
-        )));
+        return Err(at.err(format!("{} and {}: `{sym}` between them is never true (values are never converted)", lhs.is_a(), rhs.is_a())));
     }
     Ok(Node::Cmp(op, lhs.val, rhs.val))
 }
@@ -176,31 +144,19 @@ pub(super) fn member(src: &str, at: &Token, elem: Opd, list: Opd) -> Result<Node
     }
     match elem.ty {
         Ty::List => return Err(list_side(&elem)),
-        Ty::Time => {
-            return Err(elem.err(
-                "`now` can only be compared (`<`, `>=`, …); with `in` use now.hour, now.minute or now.weekday",
-            ))
-        }
+        Ty::Time => return Err(elem.err("`now` can only be compared (`<`, `>=`, …); with `in` use now.hour, now.minute or now.weekday")),
         _ => {}
     }
     if let Operand::List(items) = &list.val {
         if !items.is_empty() && !items.iter().any(|l| elem.ty.meets(Ty::of_lit(l))) {
-            return Err(at.err(format!(
-                "{} but no value in the list is: `{op}` is never true (values are never converted)",
-                elem.is_a()
-            )));
+            return Err(at.err(format!("{} but no value in the list is: `{op}` is never true (values are never converted)", elem.is_a())));
         }
     }
     Ok(Node::In(elem.val, list.val))
 }
 
 /// `lhs matches 'glob'`; `pat` is the string token, `pattern` its value.
-pub(super) fn matches(
-    lhs: Opd,
-    pat: &Token,
-    pattern: &str,
-    src: &str,
-) -> Result<Node, ConditionError> {
+pub(super) fn matches(lhs: Opd, pat: &Token, pattern: &str, src: &str) -> Result<Node, ConditionError> {
     if lhs.is_lit() {
         return Err(lhs.err("the left side of `matches` must be a name"));
     }
@@ -251,14 +207,8 @@ pub(super) fn bare(o: Opd) -> Result<Node, ConditionError> {
     match (&o.val, o.ty) {
         (Operand::Lit(Lit::Bool(b)), _) => Ok(Node::Const(*b)),
         (Operand::Fact(f), Ty::Any) => Ok(Node::Truthy(f.clone())),
-        (Operand::Fact(Fact::Roles), _) => {
-            Err(o.err("`roles` is a list, not a condition: write `roles has '…'`"))
-        }
-        (Operand::Fact(_), _) => Err(o.err(format!(
-            "{}, not a condition: compare it, e.g. `{} == …`",
-            o.is_a(),
-            o.text
-        ))),
+        (Operand::Fact(Fact::Roles), _) => Err(o.err("`roles` is a list, not a condition: write `roles has '…'`")),
+        (Operand::Fact(_), _) => Err(o.err(format!("{}, not a condition: compare it, e.g. `{} == …`", o.is_a(), o.text))),
         _ => Err(o.err(format!(
             "{} literal, not a condition (only `true`, `false` and names under identity.* or \
              args.* stand alone)",

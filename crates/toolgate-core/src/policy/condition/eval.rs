@@ -207,10 +207,7 @@ fn fact<'a>(f: &'a Fact, s: &Scope<'a>) -> V<'a> {
         Fact::Roles => V::List(List::Roles(s.roles)),
         Fact::Identity(path) => walk(s.identity, path),
         Fact::Purpose => string(s.purpose),
-        Fact::Context(key) => s
-            .context
-            .and_then(|m| m.get(&**key))
-            .map_or(V::Missing, json),
+        Fact::Context(key) => s.context.and_then(|m| m.get(&**key)).map_or(V::Missing, json),
         Fact::Args(_) | Fact::Resource if s.listing => V::Unknown,
         Fact::Args(path) => walk(s.args, path),
         Fact::Resource => string(s.resource),

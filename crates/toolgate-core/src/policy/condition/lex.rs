@@ -32,11 +32,7 @@ pub(super) struct Token {
 
 impl Token {
     pub(super) fn err(&self, message: impl Into<String>) -> ConditionError {
-        ConditionError {
-            line: self.line,
-            column: self.col,
-            message: message.into(),
-        }
+        ConditionError { line: self.line, column: self.col, message: message.into() }
     }
 
     /// How an error message names this token: "`and`", "the string 'x'", "the end".
@@ -80,22 +76,13 @@ impl Cursor<'_> {
     }
 
     fn err(&self, message: impl Into<String>) -> ConditionError {
-        ConditionError {
-            line: self.line,
-            column: self.col,
-            message: message.into(),
-        }
+        ConditionError { line: self.line, column: self.col, message: message.into() }
     }
 }
 
 /// Splits `src` into tokens ending with one `Tok::End` (positioned after the last character).
 pub(super) fn lex(src: &str) -> Result<Vec<Token>, ConditionError> {
-    let mut cur = Cursor {
-        src,
-        at: 0,
-        line: 1,
-        col: 1,
-    };
+    let mut cur = Cursor { src, at: 0, line: 1, col: 1 };
     let mut out = Vec::new();
     loop {
         while matches!(cur.peek(), Some(' ' | '\t' | '\n' | '\r')) {
@@ -103,13 +90,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<Token>, ConditionError> {
         }
         let (line, col, start) = (cur.line, cur.col, cur.at);
         let Some(c) = cur.peek() else {
-            out.push(Token {
-                tok: Tok::End,
-                line,
-                col,
-                start,
-                end: start,
-            });
+            out.push(Token { tok: Tok::End, line, col, start, end: start });
             return Ok(out);
         };
         let tok = match c {
@@ -132,13 +113,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<Token>, ConditionError> {
                 if let Some(op) = two {
                     cur.bump();
                     cur.bump();
-                    out.push(Token {
-                        tok: Tok::Op(op),
-                        line,
-                        col,
-                        start,
-                        end: cur.at,
-                    });
+                    out.push(Token { tok: Tok::Op(op), line, col, start, end: cur.at });
                     continue;
                 }
                 let tok = match c {
@@ -151,29 +126,17 @@ pub(super) fn lex(src: &str) -> Result<Vec<Token>, ConditionError> {
                     ',' => Tok::Comma,
                     '.' => Tok::Dot,
                     '=' => return Err(cur.err("unexpected `=`; write `==` to compare")),
-                    '!' => {
-                        return Err(
-                            cur.err("unexpected `!`; write `not` to negate, `!=` for not equal")
-                        )
-                    }
+                    '!' => return Err(cur.err("unexpected `!`; write `not` to negate, `!=` for not equal")),
                     '&' => return Err(cur.err("unexpected `&`; write `and`")),
                     '|' => return Err(cur.err("unexpected `|`; write `or`")),
-                    c if c.is_control() || c.is_whitespace() => {
-                        return Err(cur.err(format!("unexpected character U+{:04X}", c as u32)))
-                    }
+                    c if c.is_control() || c.is_whitespace() => return Err(cur.err(format!("unexpected character U+{:04X}", c as u32))),
                     c => return Err(cur.err(format!("unexpected character `{c}`"))),
                 };
                 cur.bump();
                 tok
             }
         };
-        out.push(Token {
-            tok,
-            line,
-            col,
-            start,
-            end: cur.at,
-        });
+        out.push(Token { tok, line, col, start, end: cur.at });
     }
 }
 
@@ -187,12 +150,7 @@ fn string(cur: &mut Cursor<'_>) -> Result<String, ConditionError> {
         let at = cur.err("");
         match cur.bump() {
             None | Some('\n') => {
-                return Err(ConditionError {
-                    message: format!(
-                        "string not closed: add the closing {quote} (strings do not span lines)"
-                    ),
-                    ..open
-                })
+                return Err(ConditionError { message: format!("string not closed: add the closing {quote} (strings do not span lines)"), ..open })
             }
             Some(c) if c == quote => return Ok(out),
             Some('\\') => {
@@ -202,27 +160,12 @@ fn string(cur: &mut Cursor<'_>) -> Result<String, ConditionError> {
                     Some('"') => '"',
                     Some('n') => '\n',
                     Some('t') => '\t',
-                    Some('u') => unicode(cur).map_err(|m| ConditionError {
-                        message: m,
-                        ..at.clone()
-                    })?,
+                    Some('u') => unicode(cur).map_err(|m| ConditionError { message: m, ..at.clone() })?,
                     Some(other) if other != '\n' => {
-                        let hint = if "*?{}".contains(other) {
-                            format!("; to give `\\{other}` to a glob, write `\\\\{other}`")
-                        } else {
-                            String::new()
-                        };
-                        return Err(ConditionError {
-                            message: format!("unknown escape `\\{other}`; {ESCAPES}{hint}"),
-                            ..at
-                        });
+                        let hint = if "*?{}".contains(other) { format!("; to give `\\{other}` to a glob, write `\\\\{other}`") } else { String::new() };
+                        return Err(ConditionError { message: format!("unknown escape `\\{other}`; {ESCAPES}{hint}"), ..at });
                     }
-                    _ => {
-                        return Err(ConditionError {
-                            message: format!("unfinished escape; {ESCAPES}"),
-                            ..at
-                        })
-                    }
+                    _ => return Err(ConditionError { message: format!("unfinished escape; {ESCAPES}"), ..at }),
                 };
                 out.push(c);
             }
@@ -269,18 +212,10 @@ fn number(cur: &mut Cursor<'_>) -> Result<Num, ConditionError> {
     }
     let int_start = cur.at;
     if digits(cur) == 0 {
-        return Err(
-            cur.err("expected a digit: numbers are written as in JSON (`-5`, `0.5`, `1e3`)")
-        );
+        return Err(cur.err("expected a digit: numbers are written as in JSON (`-5`, `0.5`, `1e3`)"));
     }
     if cur.src[int_start..cur.at].len() > 1 && cur.src[int_start..].starts_with('0') {
-        return Err(ConditionError {
-            message: format!(
-                "leading zeros are not allowed in `{}`",
-                &cur.src[start..cur.at]
-            ),
-            ..first
-        });
+        return Err(ConditionError { message: format!("leading zeros are not allowed in `{}`", &cur.src[start..cur.at]), ..first });
     }
     let mut integer = true;
     if cur.peek() == Some('.') {
@@ -311,9 +246,6 @@ fn number(cur: &mut Cursor<'_>) -> Result<Num, ConditionError> {
     }
     match text.parse::<f64>() {
         Ok(f) if f.is_finite() => Ok(Num::F(f)),
-        _ => Err(ConditionError {
-            message: format!("the number `{text}` is out of range"),
-            ..first
-        }),
+        _ => Err(ConditionError { message: format!("the number `{text}` is out of range"), ..first }),
     }
 }

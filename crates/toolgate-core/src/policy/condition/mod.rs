@@ -110,26 +110,12 @@ impl Condition {
             let before = &src[..at];
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            return Err(ConditionError {
-                line,
-                column,
-                message: format!("condition is longer than {MAX_SOURCE_CHARS} characters"),
-            });
+            return Err(ConditionError { line, column, message: format!("condition is longer than {MAX_SOURCE_CHARS} characters") });
         }
         let toks = lex::lex(src)?;
-        let mut p = parse::Parser {
-            src,
-            toks,
-            pos: 0,
-            depth: 0,
-            reads_call: false,
-        };
+        let mut p = parse::Parser { src, toks, pos: 0, depth: 0, reads_call: false };
         let root = p.condition()?;
-        Ok(Condition {
-            source: src.into(),
-            root,
-            reads_call: p.reads_call,
-        })
+        Ok(Condition { source: src.into(), root, reads_call: p.reads_call })
     }
 
     /// Evaluates against `scope`. A decision allows only on [`Truth::True`]; tool listing keeps

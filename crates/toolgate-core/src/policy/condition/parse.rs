@@ -18,8 +18,7 @@ use super::check::{self, Opd, Ty};
 use super::lex::{Tok, Token};
 use super::{ConditionError, MAX_DEPTH, MAX_LIST};
 
-const ROOTS: &str =
-    "roles, identity.*, purpose, context.*, args.*, tool, action, resource, subject, now";
+const ROOTS: &str = "roles, identity.*, purpose, context.*, args.*, tool, action, resource, subject, now";
 
 pub(super) struct Parser<'s> {
     pub src: &'s str,
@@ -49,18 +48,13 @@ impl<'s> Parser<'s> {
 
     fn unexpected(&self, expected: &str) -> ConditionError {
         let t = self.peek();
-        t.err(format!(
-            "expected {expected}; found {}",
-            t.describe(self.src)
-        ))
+        t.err(format!("expected {expected}; found {}", t.describe(self.src)))
     }
 
     fn enter(&mut self, at: &Token) -> Result<(), ConditionError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(at.err(format!(
-                "nested too deeply: at most {MAX_DEPTH} levels of parentheses and `not`"
-            )));
+            return Err(at.err(format!("nested too deeply: at most {MAX_DEPTH} levels of parentheses and `not`")));
         }
         Ok(())
     }
@@ -80,11 +74,7 @@ impl<'s> Parser<'s> {
             self.next();
             items.push(self.and()?);
         }
-        Ok(if items.len() == 1 {
-            items.remove(0)
-        } else {
-            Node::Or(items.into())
-        })
+        Ok(if items.len() == 1 { items.remove(0) } else { Node::Or(items.into()) })
     }
 
     fn and(&mut self) -> Result<Node, ConditionError> {
@@ -93,11 +83,7 @@ impl<'s> Parser<'s> {
             self.next();
             items.push(self.unary()?);
         }
-        Ok(if items.len() == 1 {
-            items.remove(0)
-        } else {
-            Node::And(items.into())
-        })
+        Ok(if items.len() == 1 { items.remove(0) } else { Node::And(items.into()) })
     }
 
     fn unary(&mut self) -> Result<Node, ConditionError> {
@@ -113,10 +99,7 @@ impl<'s> Parser<'s> {
             self.enter(&open)?;
             let inner = self.or()?;
             if self.peek().tok != Tok::RParen {
-                let what = format!(
-                    "`and`, `or` or `)` to close the `(` at line {}, column {}",
-                    open.line, open.col
-                );
+                let what = format!("`and`, `or` or `)` to close the `(` at line {}, column {}", open.line, open.col);
                 return Err(self.unexpected(&what));
             }
             self.next();
@@ -149,10 +132,7 @@ impl<'s> Parser<'s> {
                 let pat = self.next();
                 match &pat.tok {
                     Tok::Str(p) => check::matches(lhs, &pat, p, self.src),
-                    _ => Err(pat.err(format!(
-                        "expected a string literal (a glob) after `matches`; found {}",
-                        pat.describe(self.src)
-                    ))),
+                    _ => Err(pat.err(format!("expected a string literal (a glob) after `matches`; found {}", pat.describe(self.src)))),
                 }
             }
             _ => check::bare(lhs),
@@ -167,22 +147,12 @@ impl<'s> Parser<'s> {
                 let ty = Ty::of_lit(&lit);
                 (Operand::Lit(lit), ty)
             }
-            (Tok::Word(w), _)
-                if !matches!(&**w, "and" | "or" | "not" | "in" | "has" | "matches") =>
-            {
-                self.name()?
-            }
+            (Tok::Word(w), _) if !matches!(&**w, "and" | "or" | "not" | "in" | "has" | "matches") => self.name()?,
             (Tok::LBracket, _) => self.list()?,
             _ => return Err(self.unexpected(what)),
         };
         let end = self.toks[self.pos.saturating_sub(1)].end;
-        Ok(Opd {
-            val,
-            ty,
-            line: first.line,
-            col: first.col,
-            text: self.src[first.start..end].into(),
-        })
+        Ok(Opd { val, ty, line: first.line, col: first.col, text: self.src[first.start..end].into() })
     }
 
     /// The literal at the cursor (string, number, `true`, `false`, `null`), not consumed.
@@ -203,12 +173,9 @@ impl<'s> Parser<'s> {
         if self.peek().tok != Tok::RBracket {
             loop {
                 if items.len() == MAX_LIST {
-                    return Err(self
-                        .peek()
-                        .err(format!("a list holds at most {MAX_LIST} values")));
+                    return Err(self.peek().err(format!("a list holds at most {MAX_LIST} values")));
                 }
-                let what =
-                    "a string, a number, `true`, `false` or `null` (a list holds literals only)";
+                let what = "a string, a number, `true`, `false` or `null` (a list holds literals only)";
                 items.push(self.literal().ok_or_else(|| self.unexpected(what))?);
                 self.next();
                 match self.peek().tok {
@@ -226,9 +193,7 @@ impl<'s> Parser<'s> {
 
     fn name(&mut self) -> Result<(Operand, Ty), ConditionError> {
         let root = self.next();
-        let Tok::Word(word) = &root.tok else {
-            unreachable!("name() is called on a word")
-        };
+        let Tok::Word(word) = &root.tok else { unreachable!("name() is called on a word") };
         let simple = match &**word {
             "roles" => Some((Fact::Roles, Ty::List)),
             "purpose" => Some((Fact::Purpose, Ty::Str)),
@@ -242,17 +207,13 @@ impl<'s> Parser<'s> {
         let (fact, ty) = match (simple, &**word) {
             (Some(simple), _) if path.is_empty() => simple,
             (Some(_), w) => return Err(root.err(format!("`{w}` has no fields"))),
-            (None, "now") => {
-                match path.as_slice() {
-                    [] => (Fact::Now, Ty::Time),
-                    [Seg::Key(k)] if &**k == "hour" => (Fact::NowHour, Ty::Num),
-                    [Seg::Key(k)] if &**k == "minute" => (Fact::NowMinute, Ty::Num),
-                    [Seg::Key(k)] if &**k == "weekday" => (Fact::NowWeekday, Ty::Num),
-                    _ => return Err(root.err(
-                        "unknown field of `now`; expected now, now.hour, now.minute or now.weekday",
-                    )),
-                }
-            }
+            (None, "now") => match path.as_slice() {
+                [] => (Fact::Now, Ty::Time),
+                [Seg::Key(k)] if &**k == "hour" => (Fact::NowHour, Ty::Num),
+                [Seg::Key(k)] if &**k == "minute" => (Fact::NowMinute, Ty::Num),
+                [Seg::Key(k)] if &**k == "weekday" => (Fact::NowWeekday, Ty::Num),
+                _ => return Err(root.err("unknown field of `now`; expected now, now.hour, now.minute or now.weekday")),
+            },
             (None, w @ ("identity" | "args" | "context")) if path.is_empty() => {
                 return Err(root.err(format!("`{w}` needs a key: `{w}.<key>` or `{w}['<key>']`")))
             }
@@ -260,11 +221,7 @@ impl<'s> Parser<'s> {
             (None, "args") => (Fact::Args(path.into()), Ty::Any),
             (None, "context") => match path.as_slice() {
                 [Seg::Key(k)] => (Fact::Context(k.clone()), Ty::Str),
-                _ => {
-                    return Err(root.err(
-                        "context values are strings: write `context.<key>` with a single key",
-                    ))
-                }
+                _ => return Err(root.err("context values are strings: write `context.<key>` with a single key")),
             },
             (None, w) => return Err(root.err(unknown_name(w))),
         };
@@ -280,9 +237,7 @@ impl<'s> Parser<'s> {
                 Tok::Dot => {
                     self.next();
                     let Tok::Word(w) = self.peek().tok.clone() else {
-                        return Err(
-                            self.unexpected("a key after `.` (for other characters write ['key'])")
-                        );
+                        return Err(self.unexpected("a key after `.` (for other characters write ['key'])"));
                     };
                     self.next();
                     segs.push(Seg::Key(w));
@@ -292,11 +247,7 @@ impl<'s> Parser<'s> {
                     let seg = match &self.peek().tok {
                         Tok::Str(s) => Seg::Key(s.clone()),
                         Tok::Num(Num::I(i)) if *i >= 0 => Seg::Index(*i as usize),
-                        _ => {
-                            return Err(
-                                self.unexpected("a quoted key or an array index inside `[ ]`")
-                            )
-                        }
+                        _ => return Err(self.unexpected("a quoted key or an array index inside `[ ]`")),
                     };
                     self.next();
                     if self.peek().tok != Tok::RBracket {
@@ -312,11 +263,7 @@ impl<'s> Parser<'s> {
 }
 
 fn unknown_name(w: &str) -> String {
-    let close = ROOT_NAMES
-        .iter()
-        .find(|r| strsim::levenshtein(r, w) <= 2 && w.len() > 2);
-    let hint = close
-        .map(|r| format!(" (did you mean `{r}`?)"))
-        .unwrap_or_default();
+    let close = ROOT_NAMES.iter().find(|r| strsim::levenshtein(r, w) <= 2 && w.len() > 2);
+    let hint = close.map(|r| format!(" (did you mean `{r}`?)")).unwrap_or_default();
     format!("unknown name `{w}`{hint}; expected one of {ROOTS}")
 }

@@ -48,11 +48,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 pub(super) fn clock(now_ms: u64) -> (u64, u64, u64) {
     let days = now_ms / MS_PER_DAY as u64;
     // 1970-01-01 was a Thursday (ISO 4).
-    (
-        (now_ms / 3_600_000) % 24,
-        (now_ms / 60_000) % 60,
-        (days + 3) % 7 + 1,
-    )
+    ((now_ms / 3_600_000) % 24, (now_ms / 60_000) % 60, (days + 3) % 7 + 1)
 }
 
 const FORMS: &str = "expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (seconds may have a fraction; \
@@ -64,11 +60,7 @@ pub(super) fn parse_rfc3339(s: &str) -> Result<i64, String> {
     let b = s.as_bytes();
     let num = |from: usize, len: usize| -> Option<i64> {
         let digits = b.get(from..from + len)?;
-        digits.iter().all(u8::is_ascii_digit).then(|| {
-            digits
-                .iter()
-                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'))
-        })
+        digits.iter().all(u8::is_ascii_digit).then(|| digits.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
     };
     let sep = |at: usize, want: u8| b.get(at) == Some(&want);
     let (Some(y), Some(m), Some(d)) = (num(0, 4), num(5, 2), num(8, 2)) else {
@@ -94,17 +86,12 @@ pub(super) fn parse_rfc3339(s: &str) -> Result<i64, String> {
         return Err(FORMS.into());
     };
     if hh > 23 || mm > 59 || ss > 59 {
-        return Err(format!(
-            "time {hh:02}:{mm:02}:{ss:02} is not within 00:00:00–23:59:59"
-        ));
+        return Err(format!("time {hh:02}:{mm:02}:{ss:02} is not within 00:00:00–23:59:59"));
     }
     let mut at = 19;
     let mut frac_ms = 0;
     if sep(at, b'.') {
-        let digits = b[at + 1..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
+        let digits = b[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
         if digits == 0 {
             return Err("a `.` in the seconds must be followed by digits".into());
         }
@@ -126,11 +113,7 @@ pub(super) fn parse_rfc3339(s: &str) -> Result<i64, String> {
                 -(oh * 60 + om)
             }
         }
-        _ => {
-            return Err(format!(
-                "{FORMS}; the time zone (`Z` or ±HH:MM) is missing or wrong"
-            ))
-        }
+        _ => return Err(format!("{FORMS}; the time zone (`Z` or ±HH:MM) is missing or wrong")),
     };
     Ok(day_ms + ((hh * 60 + mm - offset_min) * 60 + ss) * 1000 + frac_ms)
 }

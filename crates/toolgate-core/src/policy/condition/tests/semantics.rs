@@ -23,11 +23,7 @@ fn names_read_the_scope() {
     assert_eq!(t("args.list[0].name == 'first'"), True);
     assert_eq!(t("args.list[0]['name'] == 'first'"), True);
     assert_eq!(t("args.tags[2] == 3"), True);
-    assert_eq!(
-        t("args.in == 1 or args.and == 1"),
-        False,
-        "keywords are fine as keys"
-    );
+    assert_eq!(t("args.in == 1 or args.and == 1"), False, "keywords are fine as keys");
 }
 
 #[test]
@@ -75,25 +71,14 @@ fn kleene(a: Truth, b: Truth) -> (Truth, Truth) {
 fn kleene_tables() {
     use std::ops::Not;
     let all = [True, False, Unknown];
-    let want_and = [
-        [True, False, Unknown],
-        [False, False, False],
-        [Unknown, False, Unknown],
-    ];
-    let want_or = [
-        [True, True, True],
-        [True, False, Unknown],
-        [True, Unknown, Unknown],
-    ];
+    let want_and = [[True, False, Unknown], [False, False, False], [Unknown, False, Unknown]];
+    let want_or = [[True, True, True], [True, False, Unknown], [True, Unknown, Unknown]];
     for (i, a) in all.into_iter().enumerate() {
         for (j, b) in all.into_iter().enumerate() {
             assert_eq!(kleene(a, b), (want_and[i][j], want_or[i][j]), "{a:?} {b:?}");
         }
     }
-    assert_eq!(
-        [True.not(), False.not(), Unknown.not()],
-        [False, True, Unknown]
-    );
+    assert_eq!([True.not(), False.not(), Unknown.not()], [False, True, Unknown]);
     let mut f = Facts::new();
     f.listing = true;
     assert_eq!(eval_in("not args.dry", &f), Unknown);
@@ -130,14 +115,7 @@ fn missing_never_satisfies() {
     f.resource = None;
     f.subject = None;
     f.roles.clear();
-    for src in [
-        "purpose != 'x'",
-        "tool != 'x'",
-        "action == 'read_file'",
-        "resource matches '**'",
-        "subject != 'bob'",
-        "roles has 'analyst'",
-    ] {
+    for src in ["purpose != 'x'", "tool != 'x'", "action == 'read_file'", "resource matches '**'", "subject != 'bob'", "roles has 'analyst'"] {
         assert_eq!(eval_in(src, &f), False, "{src}");
     }
     let empty = Facts::new();
@@ -155,12 +133,7 @@ fn missing_never_satisfies() {
         listing: false,
         now_ms: empty.now_ms,
     };
-    for src in [
-        "identity.a == 1",
-        "context.a != 'x'",
-        "args.a != 1",
-        "identity.a",
-    ] {
+    for src in ["identity.a == 1", "context.a != 'x'", "args.a != 1", "identity.a"] {
         assert_eq!(Condition::parse(src).unwrap().eval(&none), False, "{src}");
     }
 }
@@ -182,10 +155,7 @@ fn listing_makes_args_and_resource_unknown() {
     }
     // Known facts still decide; a missing one is still false.
     assert_eq!(eval_in("roles has 'admin' and args.amount < 5", &f), False);
-    assert_eq!(
-        eval_in("roles has 'analyst' and args.amount < 5", &f),
-        Unknown
-    );
+    assert_eq!(eval_in("roles has 'analyst' and args.amount < 5", &f), Unknown);
     assert_eq!(eval_in("roles has 'analyst' or args.amount < 5", &f), True);
     assert_eq!(eval_in("args.amount < identity.nope", &f), False);
     assert_eq!(eval_in("tool == 'read_file'", &f), True);
@@ -331,17 +301,11 @@ fn common_case_is_fast() {
     let n = 200_000;
     let start = std::time::Instant::now();
     for _ in 0..n {
-        assert_eq!(
-            std::hint::black_box(&c).eval(std::hint::black_box(&s)),
-            True
-        );
+        assert_eq!(std::hint::black_box(&c).eval(std::hint::black_box(&s)), True);
     }
     let per = start.elapsed() / n;
     // Loose enough for debug builds on a busy machine; release is tens of nanoseconds.
-    assert!(
-        per < std::time::Duration::from_micros(5),
-        "{per:?} per eval"
-    );
+    assert!(per < std::time::Duration::from_micros(5), "{per:?} per eval");
 }
 
 /// The worked examples of docs/conditions.md, as documented.
@@ -365,30 +329,19 @@ fn documented_examples() {
     assert_eq!(eval_in("args.amount <= 100", &f), Unknown);
     f.listing = false;
     f.context.insert("env".into(), json!("prod"));
-    assert_eq!(
-        eval_in("now < '2027-01-01' and not (context.env == 'prod')", &f),
-        False
-    );
+    assert_eq!(eval_in("now < '2027-01-01' and not (context.env == 'prod')", &f), False);
 
     let support = "identity.admin or (roles has 'support' and args.ticket != null)";
     f.identity.insert("admin".into(), json!("true"));
     f.roles.push("support".into());
-    assert_eq!(
-        eval_in(support, &f),
-        False,
-        "no ticket, and \"true\" is not true"
-    );
+    assert_eq!(eval_in(support, &f), False, "no ticket, and \"true\" is not true");
     f.args.insert("ticket".into(), json!("T-1"));
     assert_eq!(eval_in(support, &f), True);
 
-    let region =
-        "args.region in ['eu-west-1', 'eu-central-1'] and identity.org.teams has 'platform'";
+    let region = "args.region in ['eu-west-1', 'eu-central-1'] and identity.org.teams has 'platform'";
     f.args.insert("region".into(), json!("eu-west-1"));
     assert_eq!(eval_in(region, &f), False);
-    f.identity["org"]["teams"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("platform"));
+    f.identity["org"]["teams"].as_array_mut().unwrap().push(json!("platform"));
     assert_eq!(eval_in(region, &f), True);
 
     let session = "now < identity.exp and identity['auth-level'] >= 2";

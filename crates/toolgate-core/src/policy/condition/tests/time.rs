@@ -24,10 +24,7 @@ fn rfc3339_forms() {
     assert_eq!(parse_rfc3339("1970-01-01T02:00:00+02:00"), Ok(0));
     assert_eq!(parse_rfc3339("1969-12-31T23:00:00-01:00"), Ok(0));
     assert_eq!(parse_rfc3339("2026-03-04T10:30:00Z"), Ok(1_772_620_200_000));
-    assert_eq!(
-        parse_rfc3339("2024-02-29"),
-        Ok(days_from_civil(2024, 2, 29) * 86_400_000)
-    );
+    assert_eq!(parse_rfc3339("2024-02-29"), Ok(days_from_civil(2024, 2, 29) * 86_400_000));
     for bad in [
         "2027-1-01",
         "2027-13-01",
@@ -53,10 +50,7 @@ fn rfc3339_forms() {
     ] {
         assert!(parse_rfc3339(bad).is_err(), "{bad}");
     }
-    assert_eq!(
-        parse_rfc3339("2027-02-29").unwrap_err(),
-        "day 29 does not exist in 2027-02"
-    );
+    assert_eq!(parse_rfc3339("2027-02-29").unwrap_err(), "day 29 does not exist in 2027-02");
 }
 
 #[test]
@@ -64,14 +58,8 @@ fn clock_fields() {
     // 2026-03-04T10:30:00Z was a Wednesday.
     assert_eq!(clock(1_772_620_200_000), (10, 30, 3));
     assert_eq!(clock(0), (0, 0, 4)); // Thursday
-    assert_eq!(
-        clock(days_from_civil(2026, 3, 8) as u64 * 86_400_000 + 86_399_999),
-        (23, 59, 7)
-    );
-    assert_eq!(
-        clock(days_from_civil(2026, 3, 9) as u64 * 86_400_000),
-        (0, 0, 1)
-    );
+    assert_eq!(clock(days_from_civil(2026, 3, 8) as u64 * 86_400_000 + 86_399_999), (23, 59, 7));
+    assert_eq!(clock(days_from_civil(2026, 3, 9) as u64 * 86_400_000), (0, 0, 1));
 }
 
 #[test]
@@ -89,24 +77,10 @@ fn now_comparisons() {
     assert_eq!(t("now >= 1772620200"), True);
     assert_eq!(t("now > 1772620200"), False);
     assert_eq!(t("now < 1772620200.5"), True);
-    assert_eq!(
-        t("now < identity.exp"),
-        True,
-        "JWT-style exp in Unix seconds"
-    );
-    assert_eq!(
-        t("now < identity.tenant"),
-        False,
-        "a string fact is never a time"
-    );
-    assert_eq!(
-        t("now.hour == 10 and now.minute == 30 and now.weekday == 3"),
-        True
-    );
-    assert_eq!(
-        t("now.weekday in [1, 2, 3, 4, 5] and now.hour >= 9 and now.hour < 17"),
-        True
-    );
+    assert_eq!(t("now < identity.exp"), True, "JWT-style exp in Unix seconds");
+    assert_eq!(t("now < identity.tenant"), False, "a string fact is never a time");
+    assert_eq!(t("now.hour == 10 and now.minute == 30 and now.weekday == 3"), True);
+    assert_eq!(t("now.weekday in [1, 2, 3, 4, 5] and now.hour >= 9 and now.hour < 17"), True);
     let mut f = Facts::new();
     f.now_ms += 8 * 3_600_000; // 18:30
     assert_eq!(eval_in("now.hour >= 9 and now.hour < 17", &f), False);
