@@ -3,6 +3,21 @@
 import { ToolGateError } from './errors'
 import { native } from './native'
 
+/** A receipt key pair as the core generates it (base64url): the signing seed, the verifying key and its key id. */
+export interface ReceiptKeyPair {
+  /** The 32-byte ed25519 seed: the gate's signing key. Secret. */
+  privateKey: string
+  /** The verifying key, for {@link verifyReceipt}. */
+  publicKey: string
+  /** The key id receipts carry in their JWS header. */
+  kid: string
+}
+
+/** A new key pair (ed25519 seed from the OS CSPRNG, in the Rust core), for `toolgate keygen`. */
+export function generateKeyPair(): ReceiptKeyPair {
+  return JSON.parse(native().generateReceiptKey()) as ReceiptKeyPair
+}
+
 /** The claims of a verified receipt. */
 export interface ReceiptClaims {
   /** Format version (1). */

@@ -11,12 +11,12 @@ import type { Stream } from '@anthropic-ai/sdk/core/streaming'
 
 import type { ToolGate } from '../gate'
 import type { TurnReport } from '../types'
-import { proxyClient } from './openai-client-proxy'
-import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './openai-guarded-turns'
-import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './openai-run-handlers'
+import { proxyClient } from './guarded-client'
+import { checkGuardArgs, entryOf, guardedCreate, type ContextSource, type GuardClientOptions } from './guarded-turns'
+import { checkRunArgs, reportOf, runAllowed, type RunToolCallsOptions, type ToolHandlers } from './run-handlers'
 
-export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, ToolChoiceInfo, VerdictInfo } from './openai-guarded-turns'
-export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './openai-run-handlers'
+export type { ClientDialect, ContextSource, GuardClientOptions, ReportInfo, ToolChoiceInfo, VerdictInfo } from './guarded-turns'
+export type { RunToolCallsOptions, ToolCallInfo, ToolHandler, ToolHandlers } from './run-handlers'
 export { answer, type AnthropicToolResult } from './anthropic-answer'
 export type { ToolResults } from './answer-plan'
 

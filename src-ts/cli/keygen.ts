@@ -1,7 +1,7 @@
 // `toolgate keygen`: a new ed25519 key pair for signed receipts, from the OS CSPRNG (the Rust
 // core generates it), and how to give it to a gate.
 // Exit codes: 0 printed, 2 usage error.
-import { native } from '../native'
+import { generateKeyPair } from '../receipt'
 import { parseFlags, UsageError, useColor } from './args'
 
 const USAGE = 'toolgate keygen [--format pretty|json|env]   a new receipt signing key pair'
@@ -36,18 +36,6 @@ Examples:
   toolgate keygen --format env >> .env.local
   toolgate keygen --format json > receipt-key.json && jq -r .publicKey receipt-key.json
 `
-
-/** A receipt key pair as the core generates it. */
-export interface ReceiptKeyPair {
-  privateKey: string
-  publicKey: string
-  kid: string
-}
-
-/** A new key pair (ed25519 seed from the OS CSPRNG, in the Rust core). */
-export function generateKeyPair(): ReceiptKeyPair {
-  return JSON.parse(native().generateReceiptKey()) as ReceiptKeyPair
-}
 
 function run(argv: string[]): number {
   try {

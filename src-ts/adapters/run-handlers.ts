@@ -7,7 +7,7 @@ import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import { isGateReport } from '../turn'
 import type { Dialect, TurnCall, TurnReport } from '../types'
-import { contextOf, entryOf, type ClientDialect, type ContextSource, type VerdictInfo } from './openai-guarded-turns'
+import { contextOf, entryOf, type ClientDialect, type ContextSource, type VerdictInfo } from './guarded-turns'
 
 /** What a tool handler is told besides the arguments. */
 export interface ToolCallInfo {
