@@ -330,7 +330,7 @@ impl AuditLog {
     fn redact_at(&self, path: &str, v: &Value) -> Value {
         let hit = path.split('/').skip(1).any(|seg| {
             let key = seg.replace("~1", "/").replace("~0", "~");
-            self.redact.iter().any(|k| *k == key)
+            self.redact.contains(&key)
         });
         if hit {
             Value::String("[redacted]".into())

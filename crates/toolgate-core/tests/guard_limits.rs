@@ -30,18 +30,18 @@ fn an_object_argument_over_the_size_limit_refuses_that_call_only() {
 
 #[test]
 fn an_object_argument_nested_too_deep_refuses_that_call_only() {
-    let deep = format!("{}{}", r#"{"a":"#.repeat(9), format!("1{}", "}".repeat(9)));
+    let deep = format!("{}1{}", r#"{"a":"#.repeat(9), "}".repeat(9));
     let r = guard(&message(&deep));
     assert_eq!(r.calls[0].verdict.reason, Some(Reason::BadArguments));
     assert!(r.calls[0].verdict.message.as_deref().unwrap().contains("deeper than 8"));
     assert_eq!(r.calls[1].verdict.outcome, Outcome::Passed);
-    let ok = format!("{}{}", r#"{"a":"#.repeat(8), format!("1{}", "}".repeat(8)));
+    let ok = format!("{}1{}", r#"{"a":"#.repeat(8), "}".repeat(8));
     assert_eq!(guard(&message(&ok)).calls[0].verdict.outcome, Outcome::Passed);
 }
 
 #[test]
 fn a_turn_nested_far_beyond_the_limit_is_a_broken_payload() {
-    let very = format!("{}{}", r#"{"a":"#.repeat(40), format!("1{}", "}".repeat(40)));
+    let very = format!("{}1{}", r#"{"a":"#.repeat(40), "}".repeat(40));
     let err = gate().guard(DialectChoice::Is(Dialect::Anthropic), &message(&very), &Default::default()).unwrap_err();
     assert_eq!(err.code(), "E_PAYLOAD");
 }

@@ -184,6 +184,7 @@ impl Gate {
     /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
     /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
     #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
+    #[allow(clippy::too_many_arguments)] // the Python call's own arguments, one by one
     fn guard(
         &self,
         py: Python<'_>,
@@ -201,7 +202,7 @@ impl Gate {
             Some(list) => Some(list.iter().map(|a| engine_answer(a)).collect::<Result<Vec<_>, _>>().map_err(|e| from_core(py, &e))?),
         };
         let gate = &self.inner;
-        let opts = TurnOptions { protocol_version, ..TurnOptions::default() };
+        let opts = TurnOptions { protocol_version };
         run_detached(py, "payload", "E_PAYLOAD", || {
             let choice: DialectChoice = dialect.parse()?;
             Ok(gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?.to_wire())
