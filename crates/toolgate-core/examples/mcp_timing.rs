@@ -1,7 +1,8 @@
 //! The MCP corpus (bench/corpus/mcp/: 64 published tool schemas, a four-role policy, four
 //! callers, 38 calls) through the core alone — no napi, no JavaScript — as `bench/mcp.bench.ts`
 //! measures it through the binding: per call with a caller parsed once (`CallContext` built
-//! before the loop, as a prepared caller is), and with the caller's JSON parsed on every call.
+//! before the loop, as a prepared caller is), with the caller's JSON parsed on every call, and
+//! on the same tools without the policy (same prepared caller).
 //! `cargo run --release -p toolgate-core --example mcp_timing`
 //! (`… -- --spin <seconds>` runs the whole corpus with prepared callers for that long, for
 //! `perf record`; `--spin-unknown <seconds>` only the unknown-tool cases).
@@ -55,6 +56,10 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/corpus/mcp");
     let cfg = config(&dir);
     let gate = Gate::from_json(&cfg.to_string()).expect("corpus config compiles");
+    // the same tools without the policy: what the policy (and the caller's part in it) costs
+    let mut open = cfg.clone();
+    open.as_object_mut().expect("config").remove("policy");
+    let open = Gate::from_json(&open.to_string()).expect("corpus config compiles");
     let callers = read(&dir.join("callers.json"));
     let cases = read(&dir.join("cases.json"));
     let cases: Vec<(String, String, String, String)> = cases
@@ -96,6 +101,7 @@ fn main() {
     let rounds = 2000;
     let mut prepared = vec![Vec::with_capacity(rounds); cases.len()];
     let mut parsed = vec![Vec::with_capacity(rounds); cases.len()];
+    let mut no_policy = vec![Vec::with_capacity(rounds); cases.len()];
     for _ in 0..200 {
         for (c, ctx) in cases.iter().zip(&ctxs) {
             black_box(gate.check_as(&c.2, &c.3, &gate.who(ctx, Stage::Full)));
@@ -110,16 +116,20 @@ fn main() {
             let ctx = CallContext::from_json(&texts[i]).expect("caller");
             black_box(gate.check_as(&c.2, &c.3, &gate.who(&ctx, Stage::Full)));
             parsed[i].push(t.elapsed().as_nanos() as f64);
+            let t = Instant::now();
+            black_box(open.check_as(&c.2, &c.3, &open.who(&ctxs[i], Stage::Full)));
+            no_policy[i].push(t.elapsed().as_nanos() as f64);
         }
     }
-    println!("{:<32} {:>9} {:>9}", "case (ns, p50)", "prepared", "ctx JSON");
-    let (mut all_p, mut all_j) = (Vec::new(), Vec::new());
+    println!("{:<32} {:>9} {:>9} {:>9}", "case (ns, p50)", "prepared", "ctx JSON", "no policy");
+    let (mut all_p, mut all_j, mut all_n) = (Vec::new(), Vec::new(), Vec::new());
     for (i, c) in cases.iter().enumerate() {
-        println!("{:<32} {:>9.0} {:>9.0}", c.0, median(prepared[i].clone()), median(parsed[i].clone()));
+        println!("{:<32} {:>9.0} {:>9.0} {:>9.0}", c.0, median(prepared[i].clone()), median(parsed[i].clone()), median(no_policy[i].clone()));
         all_p.extend_from_slice(&prepared[i]);
         all_j.extend_from_slice(&parsed[i]);
+        all_n.extend_from_slice(&no_policy[i]);
     }
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-    println!("{:<32} {:>9.0} {:>9.0}", "all calls, p50", median(all_p.clone()), median(all_j.clone()));
-    println!("{:<32} {:>9.0} {:>9.0}", "all calls, mean", mean(&all_p), mean(&all_j));
+    println!("{:<32} {:>9.0} {:>9.0} {:>9.0}", "all calls, p50", median(all_p.clone()), median(all_j.clone()), median(all_n.clone()));
+    println!("{:<32} {:>9.0} {:>9.0} {:>9.0}", "all calls, mean", mean(&all_p), mean(&all_j), mean(&all_n));
 }
