@@ -5,7 +5,7 @@
 // choice that forces nothing. Which tools are left is `gate.filterTools`' answer; this only reads
 // which of the host's named choices still name one of them.
 import { isObj } from './json-object'
-import type { RequestDialect } from './request-tools'
+import type { RequestDialect } from './request-dialect'
 
 type Obj = Record<string, unknown>
 

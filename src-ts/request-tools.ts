@@ -4,10 +4,8 @@
 import { isObj } from './json-object'
 import type { ToolGate } from './gate'
 import { fitToolChoice } from './request-tool-choice'
+import type { RequestDialect } from './request-dialect'
 import type { CallContext } from './types'
-
-/** The request dialects whose bodies carry a `tools` list the gate filters. */
-export type RequestDialect = 'openai' | 'openai-responses' | 'anthropic'
 
 type Obj = Record<string, unknown>
 

@@ -3,7 +3,7 @@
 import { ToolGateError } from './errors'
 import { native } from './native'
 import type { BindingState } from '../binding/index'
-import type { RedisStateConfig, StateConfig } from './types'
+import type { RedisStateConfig, StateConfig } from './config-types.generated'
 
 /** Options of {@link GateState}. */
 export interface GateStateOptions {

@@ -9,7 +9,6 @@ import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } fr
 import { resolve as resolvePath } from 'node:path'
 
 import { ToolGateError } from '../errors'
-import type { AuditSinks } from './trail'
 
 /** SHA-256 of `text` (UTF-8), base64url without padding: the `prev` of the line after it. */
 export function lineHash(text: string | Buffer): string {
@@ -130,7 +129,7 @@ const files = new Map<string, Chain>()
 const STDOUT_KEY = '\0stdout'
 
 /** The key of the chain a trail with these sinks writes (undefined: a chain of its own). */
-export function chainKey(sinks: AuditSinks): string | undefined {
+export function chainKey(sinks: { jsonl?: string; stdout?: boolean }): string | undefined {
   return sinks.jsonl !== undefined ? resolvePath(sinks.jsonl) : sinks.stdout === true ? STDOUT_KEY : undefined
 }
 

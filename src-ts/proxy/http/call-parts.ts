@@ -6,12 +6,12 @@
 // which call runs is the gate's decision.
 import { isObj } from '../../json-object'
 import { ToolGateError } from '../../errors'
-import type { ApiDialect } from './upstream'
+import type { RequestDialect } from '../../request-dialect'
 
 type Obj = Record<string, unknown>
 
 /** The model APIs whose answers are read here. */
-export type AnswerDialect = ApiDialect
+export type AnswerDialect = RequestDialect
 
 /**
  * How a part carries its call, which fixes how it is re-encoded: `function` / `custom` (Chat

@@ -24,7 +24,7 @@ import { ToolGateError } from '../../errors'
 import { ToolGate } from '../../gate'
 import { GateState } from '../../state'
 import type { ToolConfig, ToolGateConfig } from '../../types'
-import type { ApiDialect } from './upstream'
+import type { RequestDialect } from '../../request-dialect'
 
 type Obj = Record<string, unknown>
 
@@ -58,7 +58,7 @@ const tool = (name: string, schema: unknown): ToolConfig => {
  * Anthropic `name` (server tools too). Entries without a name are skipped (the core's filter
  * refuses them). Two different definitions of one name are `E_PAYLOAD`.
  */
-export function learnTools(dialect: ApiDialect, tools: unknown): ToolConfig[] {
+export function learnTools(dialect: RequestDialect, tools: unknown): ToolConfig[] {
   if (!Array.isArray(tools)) return []
   const found: ToolConfig[] = []
   for (const t of tools) {
@@ -165,7 +165,7 @@ export class GateCache {
    * with exactly that text goes straight to its gate (no learning, canonical form or hash again);
    * any other text takes the full way, so the answer is the same either way.
    */
-  gateFor(dialect: ApiDialect, tools: unknown, text?: string): ToolGate {
+  gateFor(dialect: RequestDialect, tools: unknown, text?: string): ToolGate {
     if (text === undefined || text.length > MAX_REMEMBERED_TEXT) return this.#gateFor(dialect, tools).gate
     const memo = `${dialect}\n${text}`
     const key = this.#byText.get(memo)
@@ -190,7 +190,7 @@ export class GateCache {
     return found.gate
   }
 
-  #gateFor(dialect: ApiDialect, tools: unknown): { gate: ToolGate; key: string } {
+  #gateFor(dialect: RequestDialect, tools: unknown): { gate: ToolGate; key: string } {
     const extra: ToolConfig[] = []
     for (const t of learnTools(dialect, tools)) {
       const mine = this.#configTools.get(t.name)

@@ -8,10 +8,10 @@
 // return model output), and is refused otherwise.
 
 import { ToolGateError } from '../../errors'
-import type { ApiDialect } from './upstream'
+import type { RequestDialect } from '../../request-dialect'
 
 /** The endpoint suffixes guarded on `POST`, and the API each one speaks. */
-export const GUARDED_SUFFIXES: readonly (readonly [string, ApiDialect])[] = Object.freeze([
+export const GUARDED_SUFFIXES: readonly (readonly [string, RequestDialect])[] = Object.freeze([
   ['/chat/completions', 'openai'],
   ['/responses', 'openai-responses'],
   ['/messages', 'anthropic'],
@@ -76,7 +76,7 @@ export function normalisePath(raw: string): string | BadPath {
 }
 
 /** The API a `POST` to `path` (normalised) speaks when it is guarded; matched without regard to case. */
-export function guardedDialect(method: string | undefined, path: string): ApiDialect | undefined {
+export function guardedDialect(method: string | undefined, path: string): RequestDialect | undefined {
   if (method !== 'POST') return undefined
   const p = path.toLowerCase()
   for (const [suffix, dialect] of GUARDED_SUFFIXES) if (p.endsWith(suffix)) return dialect

@@ -21,6 +21,7 @@ import { GateCache, DEFAULT_GATE_CACHE } from './gates'
 import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identityOf, isFixed, type IdentityHeaderNames, type IdentitySettings } from './identity'
 import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './identity'
 import type { CallerVerifier } from '../../identity/verifier'
+import type { RequestDialect } from '../../request-dialect'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './refusal'
 import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './rewrite'
 import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './paths'
@@ -28,7 +29,7 @@ import { guardSse } from './sse'
 import { errorShape, MAX_ERROR_BODY_BYTES, statusPolicy } from './status'
 import {
   clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
-  type ApiDialect, type ProxyError, type Route, type UpstreamBase,
+  type ProxyError, type Route, type UpstreamBase,
 } from './upstream'
 
 /** Default upstream time limit: 10 minutes (long generations included). */
@@ -227,7 +228,7 @@ class Exchange {
   }
 
   /** The answer for a failed upstream read: 504 when timed out, nothing when the client left, else 502. */
-  failure(dialect: ApiDialect, err: unknown, s: Settings, what: string): ProxyError | undefined {
+  failure(dialect: RequestDialect, err: unknown, s: Settings, what: string): ProxyError | undefined {
     if (this.timedOut) return proxyError(dialect, 'upstream_timeout', `the upstream did not answer within ${s.timeoutMs} ms`)
     if (this.cancel.cancelled) return undefined
     return proxyError(dialect, what === 'connect' ? 'upstream_unreachable' : 'bad_upstream_response', `${what === 'connect' ? 'cannot reach' : 'lost'} the upstream ${s.base.display} (${requestFailure(err)})`)
@@ -275,7 +276,7 @@ function drained(res: ServerResponse): Promise<void> {
 }
 
 /** The upstream's answer (status and headers in), or the proxy's error answer, or nothing when the client left. */
-async function sendUpstream(route: Route, r: Omit<UpstreamRequest, 'cancel'>, ex: Exchange, dialect: ApiDialect, s: Settings): Promise<IncomingMessage | ProxyError | undefined> {
+async function sendUpstream(route: Route, r: Omit<UpstreamRequest, 'cancel'>, ex: Exchange, dialect: RequestDialect, s: Settings): Promise<IncomingMessage | ProxyError | undefined> {
   try {
     return await requestUpstream(s.agents, route.target, { ...r, cancel: ex.cancel })
   } catch (err) {
@@ -306,7 +307,7 @@ async function passThrough(req: IncomingMessage, res: ServerResponse, route: Rou
 }
 
 /** A guarded request: tools filtered, the answer guarded. */
-async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: ApiDialect, ex: Exchange, s: Settings, caller?: CallContext): Promise<void> {
+async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: RequestDialect, ex: Exchange, s: Settings, caller?: CallContext): Promise<void> {
   const raw = await readRequestBounded(req, s.maxBodyBytes)
   if (raw === 'too_large') {
     send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })
@@ -417,7 +418,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
  * (status.ts); any other body (not JSON, another shape, too large, a coding the proxy cannot
  * decode) is answered 502.
  */
-async function upstreamError(res: ServerResponse, up: IncomingMessage, body: ReturnType<typeof decodedBody>, status: number, dialect: ApiDialect, ex: Exchange, s: Settings): Promise<void> {
+async function upstreamError(res: ServerResponse, up: IncomingMessage, body: ReturnType<typeof decodedBody>, status: number, dialect: RequestDialect, ex: Exchange, s: Settings): Promise<void> {
   const refuse = (why: string) => {
     up.destroy()
     s.log(`${dialect}: the upstream answered ${status}: ${why}; answered 502`)
@@ -454,7 +455,7 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
  * naming a removed tool is sent as `auto` and the rewrite logged (`fitToolChoice`). Throws as
  * `gateFor` and `filterTools` do.
  */
-function filteredRequest(body: Obj, rawText: string, dialect: ApiDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
+function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
   const tools = body.tools
   if (tools === undefined) return { gate: s.gates.base, sent: rawText }
   const toolsText = JSON.stringify(tools)
@@ -476,7 +477,7 @@ function filteredRequest(body: Obj, rawText: string, dialect: ApiDialect, contex
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
-async function streamed(res: ServerResponse, up: IncomingMessage, body: Readable, gate: ToolGate, dialect: ApiDialect, context: CallContext, ex: Exchange, s: Settings): Promise<void> {
+async function streamed(res: ServerResponse, up: IncomingMessage, body: Readable, gate: ToolGate, dialect: RequestDialect, context: CallContext, ex: Exchange, s: Settings): Promise<void> {
   const h = clientHeaders(up, true)
   h.trailer = gate.publicKey !== undefined ? `${REFUSED_HEADER}, ${RECEIPTS_HEADER}` : REFUSED_HEADER
   res.writeHead(up.statusCode ?? 200, h)
@@ -520,7 +521,7 @@ function subjectPart(context: CallContext): string {
 }
 
 /** The log line of one guarded turn: dialect, caller, each call's tool, id and outcome — never arguments. */
-function turnLine(dialect: ApiDialect, calls: readonly TurnCall[], context: CallContext): string {
+function turnLine(dialect: RequestDialect, calls: readonly TurnCall[], context: CallContext): string {
   const each = calls.map((c) => `${clip(c.tool, 64)}#${clip(c.callId, 40)} ${c.outcome}${c.reason === undefined ? '' : ` (${c.reason})`}`)
   return `${dialect}${subjectPart(context)}: ${calls.length} call${calls.length === 1 ? '' : 's'}${each.length > 0 ? `: ${each.join(', ')}` : ''}`
 }

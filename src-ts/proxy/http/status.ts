@@ -4,7 +4,7 @@
 // answer the gate never saw), and an error passes only as the API's own error shape, re-encoded
 // member by member, so no tool call can ride in it.
 import { isObj } from '../../json-object'
-import type { ApiDialect } from './upstream'
+import type { RequestDialect } from '../../request-dialect'
 
 type Obj = Record<string, unknown>
 
@@ -26,7 +26,7 @@ const str = (v: unknown, n = MAX_MESSAGE_CHARS): string | undefined => {
  * message } }` plus a string `request_id` when given. Only those members are written, from the
  * upstream's values: whatever else the body held (a `choices`, a `content`, an `output`) is gone.
  */
-export function errorShape(dialect: ApiDialect, text: string): string | undefined {
+export function errorShape(dialect: RequestDialect, text: string): string | undefined {
   let body: unknown
   try {
     body = JSON.parse(text)

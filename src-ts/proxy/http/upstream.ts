@@ -8,12 +8,10 @@ import { DECODED_CODINGS, type UpstreamTarget } from './client'
 import { guardedDialect, normalisePath, type PassThroughList } from './paths'
 import { readBounded } from '../read-bounded'
 import { redactUrl } from '../redact-url'
-
-/** The model APIs the HTTP proxy guards. */
-export type ApiDialect = 'openai' | 'openai-responses' | 'anthropic'
+import type { RequestDialect } from '../../request-dialect'
 
 /** The guarded endpoints of the official APIs, as API paths (any path ending the same way is guarded too: paths.ts). */
-export const GUARDED_PATHS: Readonly<Record<string, ApiDialect>> = Object.freeze({
+export const GUARDED_PATHS: Readonly<Record<string, RequestDialect>> = Object.freeze({
   '/v1/chat/completions': 'openai',
   '/v1/responses': 'openai-responses',
   '/v1/messages': 'anthropic',
@@ -66,7 +64,7 @@ export interface Route {
   /** Where node:http sends it: the upstream target with the whole path (base path + API path + query). */
   target: UpstreamTarget
   /** The guarded API, for a guarded request. */
-  dialect: ApiDialect | undefined
+  dialect: RequestDialect | undefined
   /** Why the request is refused (400: a path that cannot be normalised; 403: not guarded and not on the pass-through list). */
   refused?: { kind: 'bad_request' | 'not_passed'; message: string }
 }
@@ -191,7 +189,7 @@ export interface ProxyError {
  * `{ type: "error", error: { type, message } }` — so the SDKs raise their usual error classes.
  * The message starts with `toolgate proxy:` and names what was wrong.
  */
-export function proxyError(dialect: ApiDialect, kind: ProxyErrorKind, message: string): ProxyError {
+export function proxyError(dialect: RequestDialect, kind: ProxyErrorKind, message: string): ProxyError {
   const status = STATUS[kind]
   const msg = `toolgate proxy: ${message}`
   const body = dialect === 'anthropic'
@@ -201,7 +199,7 @@ export function proxyError(dialect: ApiDialect, kind: ProxyErrorKind, message: s
 }
 
 /** The error shape for a path that is not guarded: Anthropic's under `/v1/messages…` (or any path ending in `/messages…`), else OpenAI's. */
-export function dialectForErrors(apiPath: string): ApiDialect {
+export function dialectForErrors(apiPath: string): RequestDialect {
   return /\/(messages|complete)(\/|$|\?)/i.test(apiPath) ? 'anthropic' : 'openai'
 }
 

@@ -17,8 +17,6 @@ import { ToolPins } from './pins'
 import type { McpConfigReloads } from './reload'
 import { changedMessage, McpToolSet, toolsOf, type Learned } from './tools'
 
-export { runMcpProxy, type StdioProxyOptions } from './stdio'
-
 /** Options of {@link McpProxy}. */
 export interface McpProxyOptions {
   /** Configured tools and limits. A configured tool wins over the server's tool of that name
