@@ -18,7 +18,6 @@ import {
   tool,
   wrapLanguageModel,
   type LanguageModelMiddleware,
-  type ModelMessage,
   type ToolCallRepairFunction,
   type ToolSet,
 } from 'ai'
@@ -27,8 +26,6 @@ import { MockLanguageModelV4 } from 'ai/test'
 import { gateRepairToolCall, gateTools, toolgateMiddleware, ToolRefusedError, type AiSdkVerdictInfo } from '../src-ts/adapters/ai-sdk'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
 import { normalizeToolSchemas } from '../src-ts/schema-input'
-// type-checks examples/ai-sdk.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/ai-sdk'
 import { streamTurn, usage } from './helpers/ai-sdk-turns'
 import { anthropicPairingError, chatPairingError } from './helpers/upstream'
 

@@ -15,8 +15,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } f
 import { guardAnthropic, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/anthropic'
 import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
 import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
-// type-checks examples/anthropic.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/anthropic'
 import { ADAPTER_CONFIG, MESSAGE_TURN } from './helpers/turns'
 
 const config: ToolGateConfig = ADAPTER_CONFIG

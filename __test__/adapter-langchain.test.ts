@@ -19,8 +19,6 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { gatedToolNode, gateTool, gateTools, toolsFromLangChain, type GatedToolNode, type LangChainVerdictInfo } from '../src-ts/adapters/langchain'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
 import { chatPairingError } from './helpers/upstream'
-// type-checks examples/langchain.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/langchain'
 
 const root = join(__dirname, '..')
 

@@ -28,8 +28,6 @@ import {
 
 import { gateMcpServer, toolsFromMcpServer, type McpRequestExtra, type McpSubjectFrom, type McpVerdictInfo } from '../src-ts/adapters/mcp'
 import { ToolGate, ToolGateError, type CallContext, type ToolConfig, type ToolGateConfig, type TurnCall } from '../src-ts/index'
-// type-checks examples/mcp.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/mcp'
 
 const root = join(__dirname, '..')
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] })

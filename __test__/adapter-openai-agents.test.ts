@@ -31,8 +31,6 @@ import {
 } from '../src-ts/adapters/openai-agents'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
 import { startUpstream, type Upstream } from './helpers/upstream'
-// type-checks examples/openai-agents.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/openai-agents'
 
 setTracingDisabled(true)
 const root = join(__dirname, '..')

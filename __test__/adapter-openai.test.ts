@@ -13,8 +13,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } f
 import { guardOpenAI, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/openai'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
 import { startUpstream, type Upstream } from './helpers/upstream'
-// type-checks examples/openai.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/openai'
 import { ADAPTER_CONFIG, CHAT_TURN, RESPONSES_TURN } from './helpers/turns'
 
 const config: ToolGateConfig = ADAPTER_CONFIG
@@ -135,7 +133,7 @@ describe('chat.completions.create, not streamed', () => {
     const next = await runToolCalls(res, failing, gate)
     expect(next[1]).toEqual({ role: 'tool', tool_call_id: 'call_a', content: 'Tool `search` failed: index offline' })
     expect(ran).toEqual([{ tool: 'get_weather', args: { city: 'Paris', days: 3 } }])
-    const custom = await runToolCalls(res, failing, gate, undefined, { onError: (err, info) => `${info.tool} is unavailable` })
+    const custom = await runToolCalls(res, failing, gate, undefined, { onError: (_err, info) => `${info.tool} is unavailable` })
     expect(custom[1]).toMatchObject({ content: 'search is unavailable' })
     const done = await client.chat.completions.create({ model: 'gpt-4.1', messages: [user, ...next] })
     expect(done.choices[0].message.content).toBe('All tool results received.')

@@ -12,8 +12,6 @@ import { describe, expect, it } from 'vitest'
 
 import { cedarEngine, type CedarEngineOptions, type CedarWasm } from '../src-ts/engines/cedar'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type Verdict } from '../src-ts/index'
-// type-checks examples/cedar.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/cedar'
 
 // the package's own types: this also checks that the real module satisfies `CedarWasm`
 const cedarWasm = require('@cedar-policy/cedar-wasm/nodejs') as typeof import('@cedar-policy/cedar-wasm/nodejs')

@@ -489,7 +489,7 @@ describe('the SSE reader under any chunking', () => {
     expect(out).toContain('event: ping\ndata: {"type":"ping"}\n\n')
     const blocks = out.split('\n\n').filter((f) => f.startsWith('event: content_block_start')).map((f) => JSON.parse(f.split('data: ')[1]) as Json)
     expect(blocks.map((b) => [b.index, (b.content_block as Json).type])).toEqual([[0, 'text'], [1, 'text']])
-    expect(out).toMatch(/"stop_reason":"end_turn"[^]*event: message_stop/)
+    expect(out).toMatch(/"stop_reason":"end_turn"[\s\S]*event: message_stop/)
     expect(out.indexOf('text_delta","text":"[toolgate]')).toBeLessThan(out.indexOf('event: message_delta'))
   })
 

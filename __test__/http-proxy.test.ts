@@ -26,7 +26,7 @@ import { decidedAnswer } from '../src-ts/proxy/http/rewrite'
 import { redactUrl } from '../src-ts/proxy/redact-url'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
-import { call, CHAT_TURN, MESSAGE_TURN, use } from './helpers/turns'
+import { call, CHAT_TURN, MESSAGE_TURN, } from './helpers/turns'
 
 type Json = Record<string, unknown>
 

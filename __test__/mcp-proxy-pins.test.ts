@@ -11,8 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { cli, proxyTransport, root, runMcpProxyCli, toolResult, toolText } from './helpers/mcp-proxy'
+import { cli, proxyTransport, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const req = createRequire(join(root, 'package.json'))
 const T = 60_000
@@ -62,7 +61,6 @@ async function connect(flags: string[] = [], variant: 'A' | 'B' = 'A') {
   return { client, stderr, ran }
 }
 
-const result = toolResult
 const text = toolText
 
 /** Waits until the proxy has learned the changed list (it logs the change, or the acceptance). */

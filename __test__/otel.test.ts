@@ -9,14 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { metrics, SpanKind, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api'
 import { DataPointType, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, } from '@opentelemetry/sdk-trace-base'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
 import { otelAudit, withOtel, type OtelAuditOptions } from '../src-ts/adapters/otel'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig } from '../src-ts/index'
-// type-checks examples/otel.ts under `tsc -p .` (it is run below, not imported)
-import type * as _example from '../examples/otel'
 
 const root = join(__dirname, '..')
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { ToolGate, ToolGateError, type CallContext, type Outcome, type Reason, type ToolGateConfig, type ToolGateOptions, type Verdict } from '../src-ts/index'
+import { ToolGate, type CallContext, type Outcome, type Reason, type ToolGateConfig, type ToolGateOptions, type Verdict } from '../src-ts/index'
 
 const BASE = JSON.parse(readFileSync(join(__dirname, 'fixtures/policy/config.json'), 'utf8')) as ToolGateConfig
 

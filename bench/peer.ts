@@ -95,7 +95,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b)
   if (ka.length !== kb.length) return false
   for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false
+    if (!Object.hasOwn(b, k)) return false
     if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false
   }
   return true

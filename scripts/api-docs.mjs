@@ -45,7 +45,7 @@ const isPrivate = (m) =>
   (m.name && ts.isPrivateIdentifier(m.name)) || modifiers(m).some((x) => x.kind === ts.SyntaxKind.PrivateKeyword || x.kind === ts.SyntaxKind.ProtectedKeyword)
 
 function print(node, file) {
-  return printer.printNode(ts.EmitHint.Unspecified, node, file).replace(/    /g, '  ')
+  return printer.printNode(ts.EmitHint.Unspecified, node, file).replace(/ {4}/g, '  ')
 }
 
 /** Long unions read better one member a line. */

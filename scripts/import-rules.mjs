@@ -40,7 +40,7 @@ export function importGraph(dir = join(root, 'src-ts')) {
     for (const { fileName } of info.importedFiles) {
       if (!fileName.startsWith('.')) continue
       const target = resolveImport(file, fileName)
-      if (target !== undefined && target.startsWith(dir + sep)) deps.add(key(target))
+      if (target?.startsWith(dir + sep)) deps.add(key(target))
     }
     graph.set(key(file), [...deps].sort())
   }

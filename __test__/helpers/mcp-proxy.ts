@@ -66,14 +66,14 @@ export function rawMcpProxy(flags: string[], server: string[]): RawMcpProxy {
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   child.stdout.on('data', (d: Buffer) => {
     buf += d.toString()
-    let i
+    let i: number
     while ((i = buf.indexOf('\n')) >= 0) {
       const m = JSON.parse(buf.slice(0, i)) as Record<string, unknown>
       lines.push(m)
       untaken.push(m)
       buf = buf.slice(i + 1)
     }
-    waiters.splice(0).forEach((w) => w())
+    for (const w of waiters.splice(0)) w()
   })
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const send = (m: unknown) => void child.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n')

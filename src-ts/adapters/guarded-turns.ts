@@ -91,8 +91,6 @@ export function entryOf(value: unknown): Entry | undefined {
   return typeof value === 'object' && value !== null ? turns.get(value) : undefined
 }
 
-type Obj = Record<string, unknown>
-
 /** Checks the arguments common to `guardOpenAI` / `guardAnthropic`; `E_CONFIG` names what is wrong. */
 export function checkGuardArgs(where: string, client: unknown, gate: unknown, ctx: unknown, options: unknown): void {
   if (client === null || typeof client !== 'object') throw new ToolGateError('E_CONFIG', `${where}: \`client\` must be an SDK client object`)

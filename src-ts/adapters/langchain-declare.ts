@@ -37,7 +37,7 @@ export function toolsFromLangChain(tools: readonly GateableTool[], declare: Reco
     const config: ToolConfig = { name: tool.name }
     if (typeof tool.description === 'string') config.description = tool.description
     if (tool.schema !== undefined) config.inputSchema = toJsonSchema(tool.schema as Parameters<typeof toJsonSchema>[0]) as Record<string, unknown>
-    const extra = Object.prototype.hasOwnProperty.call(declare, tool.name) ? declare[tool.name] : undefined
+    const extra = Object.hasOwn(declare, tool.name) ? declare[tool.name] : undefined
     return extra === undefined ? config : { ...config, ...extra, name: tool.name }
   })
   const unknown = Object.keys(declare).filter((n) => !seen.has(n))

@@ -56,7 +56,7 @@ export async function toolsFromMcpServer(server: GateableMcpServer, declare: Rec
     if (typeof tool.description === 'string') config.description = tool.description
     if (tool.annotations !== undefined) config.annotations = tool.annotations
     config.inputSchema = tool.inputSchema
-    const extra = Object.prototype.hasOwnProperty.call(declare, tool.name) ? declare[tool.name] : undefined
+    const extra = Object.hasOwn(declare, tool.name) ? declare[tool.name] : undefined
     return extra === undefined ? config : { ...config, ...extra, name: tool.name }
   })
 }

@@ -32,7 +32,7 @@ export function toolsFromAgentTools(tools: readonly unknown[], declare: Record<s
     const config: ToolConfig = { name: tool.name }
     if (typeof tool.description === 'string') config.description = tool.description
     if (tool.parameters !== undefined) config.inputSchema = tool.parameters as Record<string, unknown>
-    const extra = Object.prototype.hasOwnProperty.call(declare, tool.name) ? declare[tool.name] : undefined
+    const extra = Object.hasOwn(declare, tool.name) ? declare[tool.name] : undefined
     configs.push(extra === undefined ? config : { ...config, ...extra, name: tool.name })
   }
   const unknown = Object.keys(declare).filter((n) => !seen.has(n))

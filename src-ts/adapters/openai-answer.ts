@@ -27,8 +27,6 @@ export type ResponsesToolResult = string | OpenAI.Responses.ResponseFunctionCall
 
 const WHERE = 'answer (toolgate/openai)'
 
-type Obj = Record<string, unknown>
-
 /**
  * The answer to a turn, once the host has run the calls the gate allowed — what the API wants
  * next, in the order of the calls:

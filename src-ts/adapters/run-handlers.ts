@@ -42,7 +42,7 @@ export interface RunToolCallsOptions {
    * Told each handler failure; its string return replaces the default error text sent to the
    * model (`` Tool `name` failed: <error message> ``). Keep secrets out of what you return.
    */
-  onError?: (error: unknown, info: ToolCallInfo) => string | void
+  onError?: (error: unknown, info: ToolCallInfo) => string | undefined
 }
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(['onVerdict', 'onError'])
@@ -54,8 +54,6 @@ export interface HandlerOutcome {
   text: string
   isError: boolean
 }
-
-type Obj = Record<string, unknown>
 
 /** Checks `runToolCalls`' own arguments; `E_CONFIG` names what is wrong. */
 export function checkRunArgs(where: string, handlers: unknown, gate: unknown, options: unknown): void {

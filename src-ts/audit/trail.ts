@@ -8,7 +8,7 @@
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
 import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs'
 
-import { Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, writeAll } from './chain'
+import { type Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, writeAll } from './chain'
 
 export { lineHash } from './chain'
 

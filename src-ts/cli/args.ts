@@ -40,7 +40,7 @@ export interface ParsedFlags {
   rest: string[]
 }
 
-const own = (o: Record<string, string> | undefined, k: string): boolean => o !== undefined && Object.prototype.hasOwnProperty.call(o, k)
+const own = (o: Record<string, string> | undefined, k: string): boolean => o !== undefined && Object.hasOwn(o, k)
 
 /** Parses `argv` against `spec`; throws {@link UsageError} on anything it does not accept. */
 export function parseFlags(argv: string[], spec: FlagSpec): ParsedFlags {
@@ -64,7 +64,7 @@ export function parseFlags(argv: string[], spec: FlagSpec): ParsedFlags {
       throw new UsageError(`unexpected argument \`${t.value}\`: every input is given by a flag (${known()})`)
     }
     const { name, rawName } = t
-    if (!Object.prototype.hasOwnProperty.call(options, name) || (rawName.startsWith('-') && !rawName.startsWith('--') && spec.aliases?.[rawName.slice(1)] !== name)) {
+    if (!Object.hasOwn(options, name) || (rawName.startsWith('-') && !rawName.startsWith('--') && spec.aliases?.[rawName.slice(1)] !== name)) {
       throw new UsageError(`unknown flag \`${rawName}\` (expected one of ${known()})`)
     }
     if (switchNames.has(name)) {
@@ -88,7 +88,7 @@ export function parseFlags(argv: string[], spec: FlagSpec): ParsedFlags {
       ;(out.lists[name] ??= []).push(value)
       continue
     }
-    if (Object.prototype.hasOwnProperty.call(out.values, name)) {
+    if (Object.hasOwn(out.values, name)) {
       throw new UsageError(`--${name} is given twice; give it once (${hint})`)
     }
     out.values[name] = value

@@ -67,7 +67,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b)
   if (ka.length !== kb.length) return false
   const ob = b as Record<string, unknown>
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(ob, k) && deepEqual((a as Record<string, unknown>)[k], ob[k]))
+  return ka.every((k) => Object.hasOwn(ob, k) && deepEqual((a as Record<string, unknown>)[k], ob[k]))
 }
 
 const short = (v: unknown, max = 80): string => {

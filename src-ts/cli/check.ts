@@ -120,7 +120,7 @@ function run(argv: string[]): number {
     const gate = buildGate(values, toolName)
     const args = readInput('input', values.input)
     const ctx = values.context === undefined ? undefined : readContext(values.context)
-    let verdict
+    let verdict: ReturnType<typeof gate.check>
     try {
       verdict = gate.check(toolName, args, ctx)
     } catch (err) {

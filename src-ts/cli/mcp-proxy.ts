@@ -150,7 +150,7 @@ const FLAGS: FlagSpec = {
 }
 
 function parse(argv: string[]): Parsed | string {
-  let flags
+  let flags: ReturnType<typeof parseFlags>
   try {
     flags = parseFlags(argv, FLAGS)
   } catch (err) {
@@ -374,7 +374,7 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
     if (!bearerToken) return fail(`${p.tokenEnv !== undefined ? '--token-env' : 'config proxy.bearerTokenEnv'}: the environment variable ${tokenEnv} is not set`)
   }
   if (!isLoopbackHost(p.listen!.host) && bearerToken === undefined && ident.verifier === undefined) proxyOpts.log?.(`warning: serving ${p.listen!.host} without a bearer token (--token-env); anyone who can reach it can call the tools`)
-  let listener
+  let listener: Awaited<ReturnType<typeof listenMcpHttp>>
   try {
     listener = await listenMcpHttp({
       ...proxyOpts,

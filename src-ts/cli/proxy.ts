@@ -169,7 +169,7 @@ export const command = {
       if (subject !== undefined) fixed.subject = subject
       if (fixedRoles !== undefined) fixed.roles = fixedRoles
       if (session !== undefined) fixed.session = session
-      let proxy
+      let proxy: Awaited<ReturnType<typeof startHttpProxy>>
       try {
         // identity (docs/identity.md): verified callers instead of a fixed one; the upstream's own headers
         const given = [['--subject', values.subject], ['--role', roles[0]], ['--session', values.session], ['proxy.subject', p.subject], ['proxy.roles', p.roles], ['proxy.session', p.session]]
@@ -185,7 +185,7 @@ export const command = {
       if (proxy.publicKey !== undefined) out(`receipts signed with the public key ${proxy.publicKey}`)
       out(`listening on ${proxy.url} → ${proxy.upstream}`)
       const configPath = values.config
-      let unwatch = () => undefined as void
+      let unwatch: () => void = () => {}
       if (configPath !== undefined) {
         // a key generated at start keeps signing: receipts verify across a reload
         const generated = config?.receipts?.privateKey

@@ -153,7 +153,7 @@ function sameJson(a: unknown, b: unknown): boolean {
   }
   const ka = Object.keys(a)
   const kb = Object.keys(b)
-  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Rec)[k], (b as Rec)[k]))
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Rec)[k], (b as Rec)[k]))
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
