@@ -1,5 +1,6 @@
 // Canonical JSON for hashing and comparing definitions and arguments: shared by the MCP proxy's
-// tool pins and the AI SDK adapter's argument-bound verdicts, so neither depends on the other.
+// tool pins, the HTTP proxy's request tools and the AI SDK adapter's argument-bound verdicts, so
+// none depends on another; and JSON equality (key order ignored) for the CLI's corpus and replay.
 
 /** The deepest nesting {@link canonicalJson} writes before it throws (a deeper MCP tool definition is never approved). */
 export const MAX_CANONICAL_DEPTH = 512
@@ -18,4 +19,19 @@ export function canonicalJson(v: unknown, depth = 0): string {
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k], depth + 1)}`).join(',')}}`
   }
   return JSON.stringify(v) ?? 'null'
+}
+
+/** Whether two JSON values are equal, object key order ignored (arrays keep their order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) {
+    const bb = b as unknown[]
+    return a.length === bb.length && a.every((x, i) => sameJson(x, bb[i]))
+  }
+  const oa = a as Record<string, unknown>
+  const ob = b as Record<string, unknown>
+  const ka = Object.keys(oa)
+  return ka.length === Object.keys(ob).length && ka.every((k) => Object.hasOwn(ob, k) && sameJson(oa[k], ob[k]))
 }

@@ -96,6 +96,17 @@ export function parseFlags(argv: string[], spec: FlagSpec): ParsedFlags {
   return out
 }
 
+/**
+ * {@link parseFlags} for a command with `--help` (and `-h`) among `spec`'s switches: when help is
+ * asked for, writes `help` to stdout and answers `undefined` (the command then exits 0).
+ */
+export function parseOrHelp(argv: string[], spec: FlagSpec, help: string): ParsedFlags | undefined {
+  const flags = parseFlags(argv, spec)
+  if (!flags.switches.has('help')) return flags
+  process.stdout.write(help)
+  return undefined
+}
+
 /** Reads a `--format` value: `pretty` (default) or `json`. */
 export function formatFlag(values: Record<string, string>): 'pretty' | 'json' {
   const f = values.format ?? 'pretty'

@@ -8,7 +8,7 @@ import { MIN_CHAIN_KEY_BYTES } from '../audit/chain'
 import { verifyFiles, type VerifyReport } from '../audit/verify'
 import { trimNewline } from '../config-host'
 import { readRegularFile } from '../regular-file'
-import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
 import { terminalJson, terminalLines, terminalSafe } from './escape'
 
 const USAGE = 'toolgate audit verify FILE…   check a decision log\'s hash chain; print the first broken line'
@@ -166,16 +166,14 @@ function keyOf(values: Record<string, string>): Buffer | undefined {
 }
 
 function runVerify(argv: string[]): number {
-  const { files, flags } = operands(argv)
-  const { values, switches } = parseFlags(flags, {
+  const { files, flags: words } = operands(argv)
+  const flags = parseOrHelp(words, {
     values: { format: '`pretty` or `json`', 'key-env': 'the environment variable holding the chain key', 'key-file': 'the file holding the chain key' },
     switches: ['help', 'allow-torn-tail'],
     aliases: { h: 'help' },
-  })
-  if (switches.has('help')) {
-    process.stdout.write(HELP)
-    return 0
-  }
+  }, HELP)
+  if (flags === undefined) return 0
+  const { values, switches } = flags
   const format = formatFlag(values)
   const key = keyOf(values)
   if (files.length === 0) throw new UsageError('missing FILE: the JSONL log to verify (rotated files oldest first, then the live one)')

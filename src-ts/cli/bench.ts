@@ -2,13 +2,14 @@
 // DIR/cases.json, the calls with the answer each must get; see bench/corpus/README.md) through
 // `gate.check`, scores every answer, then times every call many times.
 // Exit codes: 0 every case handled correctly, 1 some case handled wrongly, 2 usage or corpus error.
+import { sameJson } from '../canonical-json'
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 import { ToolGate } from '../gate'
 import { ToolGateError } from '../errors'
 import type { Verdict } from '../types'
-import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
 
 /** The corpus shipped in the package (dist/cli → the package root's bench/corpus). */
 export const SHIPPED_CORPUS = resolve(__dirname, '..', '..', 'bench', 'corpus')
@@ -52,22 +53,6 @@ interface Case {
   args: string
   expect: { outcome: string; arguments?: unknown; flags?: string[]; reason?: string }
   note?: string
-}
-
-/** Deep equality of JSON values; object key order is ignored. */
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a)) {
-    const bb = b as unknown[]
-    return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]))
-  }
-  const ka = Object.keys(a)
-  const kb = Object.keys(b)
-  if (ka.length !== kb.length) return false
-  const ob = b as Record<string, unknown>
-  return ka.every((k) => Object.hasOwn(ob, k) && deepEqual((a as Record<string, unknown>)[k], ob[k]))
 }
 
 const short = (v: unknown, max = 80): string => {
@@ -129,7 +114,7 @@ function judge(c: Case, v: Verdict): string | undefined {
   if (v.outcome !== c.expect.outcome) {
     return `got ${got}${v.allowed ? ` ${short(v.arguments)}` : ''}; expected ${c.expect.outcome}`
   }
-  if (c.expect.arguments !== undefined && !deepEqual(v.arguments, c.expect.arguments)) {
+  if (c.expect.arguments !== undefined && !sameJson(v.arguments, c.expect.arguments)) {
     return `arguments ${short(v.arguments)}; expected ${short(c.expect.arguments)}`
   }
   return undefined
@@ -141,7 +126,7 @@ function contract(c: Case, v: Verdict): string | undefined {
   if (c.expect.flags !== undefined) {
     const got = v.flags.map((f) => f.code).sort()
     const want = [...c.expect.flags].sort()
-    if (!deepEqual(got, want)) why.push(`flags [${got.join(', ')}]; expected [${want.join(', ')}]`)
+    if (!sameJson(got, want)) why.push(`flags [${got.join(', ')}]; expected [${want.join(', ')}]`)
   }
   if (c.expect.reason !== undefined && v.reason !== c.expect.reason) {
     why.push(`reason ${v.reason ?? '(none)'}; expected ${c.expect.reason}`)
@@ -235,7 +220,7 @@ const ns = (n: number): string => (!Number.isFinite(n) ? 'n/a' : n < 1000 ? `${M
 
 function run(argv: string[]): number {
   try {
-    const { values, switches } = parseFlags(argv, {
+    const flags = parseOrHelp(argv, {
       values: {
         'corpus-dir': 'a directory holding tools.json and cases.json',
         iterations: 'a positive integer (how many times every case is timed)',
@@ -243,11 +228,9 @@ function run(argv: string[]): number {
       },
       switches: ['help'],
       aliases: { h: 'help' },
-    })
-    if (switches.has('help')) {
-      process.stdout.write(HELP)
-      return 0
-    }
+    }, HELP)
+    if (flags === undefined) return 0
+    const { values } = flags
     const format = formatFlag(values)
     let iterations: number | undefined
     if (values.iterations !== undefined) {

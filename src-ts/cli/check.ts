@@ -6,7 +6,7 @@ import { ToolGate } from '../gate'
 import type { CallContext } from '../types'
 import { ToolGateError } from '../errors'
 import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readBounded, readRegularFile } from '../regular-file'
-import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
 import { renderVerdict } from './demo'
 import { terminalJson, terminalLines, terminalSafe, terminalSafeDeep } from './escape'
 
@@ -91,7 +91,7 @@ function readContext(value: string): CallContext {
 
 function run(argv: string[]): number {
   try {
-    const { values, switches } = parseFlags(argv, {
+    const flags = parseOrHelp(argv, {
       values: {
         schema: 'a JSON Schema file',
         config: 'a toolgate config file (.json, .yaml or .yml)',
@@ -102,11 +102,9 @@ function run(argv: string[]): number {
       },
       switches: ['help'],
       aliases: { h: 'help' },
-    })
-    if (switches.has('help')) {
-      process.stdout.write(HELP)
-      return 0
-    }
+    }, HELP)
+    if (flags === undefined) return 0
+    const { values } = flags
     const format = formatFlag(values)
     if (values.schema !== undefined && values.config !== undefined) {
       throw new UsageError('--schema and --config both given: give one (--schema for one tool\'s JSON Schema, --config for a toolgate config)')

@@ -2,7 +2,7 @@
 // core generates it), and how to give it to a gate.
 // Exit codes: 0 printed, 2 usage error.
 import { generateKeyPair } from '../receipt'
-import { parseFlags, UsageError, useColor } from './args'
+import { parseOrHelp, UsageError, useColor } from './args'
 
 const USAGE = 'toolgate keygen [--format pretty|json|env]   a new receipt signing key pair'
 
@@ -39,11 +39,9 @@ Examples:
 
 function run(argv: string[]): number {
   try {
-    const { values, switches } = parseFlags(argv, { values: { format: '`pretty`, `json` or `env`' }, switches: ['help'], aliases: { h: 'help' } })
-    if (switches.has('help')) {
-      process.stdout.write(HELP)
-      return 0
-    }
+    const flags = parseOrHelp(argv, { values: { format: '`pretty`, `json` or `env`' }, switches: ['help'], aliases: { h: 'help' } }, HELP)
+    if (flags === undefined) return 0
+    const { values } = flags
     const format = values.format ?? 'pretty'
     if (format !== 'pretty' && format !== 'json' && format !== 'env') throw new UsageError(`--format must be \`pretty\`, \`json\` or \`env\`, got \`${format}\``)
     const k = generateKeyPair()

@@ -1,12 +1,13 @@
 // `toolgate replay`: re-decides every logged call that carries its arguments against a proposed
 // config, in log order, and prints the drift — which calls would change outcome or reason.
 // Exit codes: 0 no drift, 1 drift, 2 usage or config error, or a log without arguments.
+import { sameJson } from '../canonical-json'
 import { readLines } from '../audit/lines'
 import { loadConfigFile } from '../config-file'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { CallContext, Verdict } from '../types'
-import { formatFlag, parseFlags, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
 import { terminalJson, terminalLines, terminalSafe } from './escape'
 
 const USAGE = 'toolgate replay --log audit.jsonl --config proposed.json   re-decide logged calls; print the drift'
@@ -140,20 +141,6 @@ function hasRedacted(v: unknown): boolean {
     if (x !== null && typeof x === 'object') for (const y of Array.isArray(x) ? x : Object.values(x)) stack.push(y)
   }
   return false
-}
-
-/** Deep equality of JSON values, key order ignored. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a)) {
-    const bb = b as unknown[]
-    return a.length === bb.length && a.every((x, i) => sameJson(x, bb[i]))
-  }
-  const ka = Object.keys(a)
-  const kb = Object.keys(b)
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Rec)[k], (b as Rec)[k]))
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
@@ -400,15 +387,13 @@ export function renderReplay(r: ReplayReport, color: boolean): string {
 
 function run(argv: string[]): number {
   try {
-    const { values, switches } = parseFlags(argv, {
+    const flags = parseOrHelp(argv, {
       values: { log: 'the JSONL decision log', config: 'the proposed toolgate config file (.json, .yaml or .yml)', format: '`pretty` or `json`' },
       switches: ['help'],
       aliases: { h: 'help' },
-    })
-    if (switches.has('help')) {
-      process.stdout.write(HELP)
-      return 0
-    }
+    }, HELP)
+    if (flags === undefined) return 0
+    const { values } = flags
     const format = formatFlag(values)
     if (values.log === undefined) throw new UsageError('missing --log FILE (the JSONL decision log to replay)')
     if (values.config === undefined) throw new UsageError('missing --config FILE (the proposed config to decide the logged calls with)')
