@@ -65,6 +65,40 @@ describe('gate.caller', () => {
     expect(Object.isFrozen(caller.context)).toBe(true)
   })
 
+  it('answers a context passed again and again as the first time, and sees it change (check and guard)', () => {
+    const ctx: CallContext = { subject: 'u-repeat', roles: ['viewer'] }
+    const merge = '{"owner":"o","repo":"r","pullNumber":1}'
+    const first = gate.check('merge_pull_request', merge, ctx)
+    expect(first.reason).toBe('no_rule')
+    for (let i = 0; i < 4; i++) expect(gate.check('merge_pull_request', merge, ctx)).toEqual(first)
+    ;(ctx as { roles: string[] }).roles = ['maintainer']
+    const changed = gate.check('merge_pull_request', merge, ctx)
+    expect(changed.allowed).toBe(true)
+    for (let i = 0; i < 4; i++) expect(gate.check('merge_pull_request', merge, { subject: 'u-repeat', roles: ['maintainer'] })).toEqual(changed)
+    const turn = JSON.stringify({
+      id: 'c1', object: 'chat.completion', created: 1, model: 'm',
+      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
+        { id: 'a', type: 'function', function: { name: 'merge_pull_request', arguments: merge } },
+      ] } }],
+    })
+    const byCaller = gate.guard(turn, { dialect: 'openai', caller: gate.caller({ subject: 'u-turn', roles: ['viewer'] }) })
+    for (let i = 0; i < 4; i++) expect(gate.guard(turn, { dialect: 'openai', subject: 'u-turn', roles: ['viewer'] }).calls).toEqual(byCaller.calls)
+  })
+
+  it('refuses a bad context passed with each call every time, with the same error', () => {
+    const codes = []
+    for (let i = 0; i < 4; i++) {
+      try {
+        gate.check('get_file_contents', '{"owner":"o","repo":"r","path":"p"}', { role: ['admin'] } as never)
+        codes.push('none')
+      } catch (e) {
+        codes.push(`${(e as ToolGateError).code}: ${(e as Error).message}`)
+      }
+    }
+    expect(codes[0]).toMatch(/^E_CONFIG: /)
+    expect(new Set(codes).size).toBe(1)
+  })
+
   it('cannot be forged, nor given beside context fields', () => {
     expect(() => new (Caller as unknown as new (...a: unknown[]) => Caller)(Symbol('x'), {}, '', {})).toThrow(TypeError)
     const caller = gate.caller(callers.viewer)

@@ -124,6 +124,48 @@ export function bareContextText(ctx: CallContext | Caller | null | undefined): s
   return empty ? '' : JSON.stringify(ctx)
 }
 
+/** A context text the binding has read as a caller: the `BindingCaller` (kept alive here) and its handle. */
+interface Known {
+  native: BindingCaller
+  handle: number
+}
+
+/**
+ * Contexts seen with recent calls, by their JSON text: `null` once seen, then the caller the
+ * binding prepared from that text on the second sighting, or `false` for a text it refused.
+ * Bounded (cleared when full): a host passing a new context per call pays one `Map.set`.
+ */
+const seen = new Map<string, Known | null | false>()
+const SEEN_MAX = 512
+
+/**
+ * The handle of a caller prepared from the context text `text` (as {@link ToolGate.caller} would
+ * prepare it) when this text has been passed before, so a host repeating a context object call
+ * after call gets the prepared caller's cost; `undefined` the first time, or for a context the
+ * binding refuses (the call then reads the text itself and throws as before). The decision is
+ * the same: the binding reads the same text either way.
+ */
+export function knownCallerHandle(Binding: typeof BindingCaller, text: string): number | undefined {
+  const hit = seen.get(text)
+  if (hit) return hit.handle
+  if (hit === false) return undefined
+  if (hit === undefined) {
+    if (seen.size >= SEEN_MAX) seen.clear()
+    seen.set(text, null)
+    return undefined
+  }
+  let native: BindingCaller
+  try {
+    native = new Binding(text)
+  } catch {
+    seen.set(text, false)
+    return undefined
+  }
+  const known = { native, handle: native.handle }
+  seen.set(text, known)
+  return known.handle
+}
+
 /** The plain context of a `CallContext` or prepared caller (what engines are shown). */
 export function plainContext(ctx: CallContext | Caller | null | undefined): CallContext {
   if (ctx instanceof Caller) return ctx.context as CallContext

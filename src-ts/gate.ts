@@ -2,7 +2,7 @@ import { AuditTrail, type AuditSinks, type AuditSource } from './audit/trail'
 import { readConfigText } from './config-file'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
-import { bareContextText, Caller, callerHandle, callerOption, contextText, plainContext, prepareCaller, type CallerOption } from './context'
+import { bareContextText, Caller, callerHandle, callerOption, contextText, knownCallerHandle, plainContext, prepareCaller, type CallerOption } from './context'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
 import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors'
 import { native, type BindingGate } from './native'
@@ -284,12 +284,19 @@ export class ToolGate {
       return this.#fromWire(tool, this.#call(() => this.#binding.checkUnreadable(String(tool), text.unreadable, c)), '')
     }
     if (ask === undefined && !offLoop) {
-      const wire =
-        ctx instanceof Caller
-          ? this.#check(this.#handle, String(tool), text, callerHandle(ctx))
-          : c === ''
-            ? this.#check(this.#handle, String(tool), text)
+      let wire: string
+      if (ctx instanceof Caller) {
+        wire = this.#check(this.#handle, String(tool), text, callerHandle(ctx))
+      } else if (c === '') {
+        wire = this.#check(this.#handle, String(tool), text)
+      } else {
+        // a context seen before is decided through the caller the binding prepared from its text
+        const known = knownCallerHandle(this.#native.BindingCaller, c)
+        wire =
+          known !== undefined
+            ? this.#check(this.#handle, String(tool), text, known)
             : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+      }
       this.#audit?.decided(1)
       return this.#fromWire(tool, wire, text)
     }
@@ -390,7 +397,10 @@ export class ToolGate {
       let opt: string
       if (opts.protocolVersion === undefined && engines === undefined) {
         // the common case: no options but the caller, spliced without building an object
-        opt = prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : c === '' ? '' : `{"context":${c}}`
+        // a context seen before goes as the caller the binding prepared from its text (sync only:
+        // the cache may let go of that caller while a call waits on the thread pool)
+        const known = prepared === undefined && c !== '' && !offLoop ? knownCallerHandle(n.BindingCaller, c) : undefined
+        opt = prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : known !== undefined ? `{"caller":${known}}` : c === '' ? '' : `{"context":${c}}`
       } else {
         const o: Record<string, unknown> = {}
         if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
