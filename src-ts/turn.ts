@@ -111,14 +111,43 @@ export function readCallsWire(wire: string): TurnCall[] {
   return (JSON.parse(wire) as WireCall[]).map(readCall)
 }
 
-/** Builds the public report from the binding's wire; `original` is the payload as the caller gave it. */
-/** Every report the gate made (`guard`, `guardAsync`, a stream's `end`): a mark no other value can carry. */
-const madeByGate = new WeakSet<object>()
+/** Answers the object it is given from its constructor, so a subclass's private field lands on that object. */
+class Stamp {
+  constructor(o: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point: the subclass's field goes on `o`
+    return o as Stamp
+  }
+}
+
+/**
+ * The mark of every report the gate made (`guard`, `guardAsync`, a stream's `end`): a private
+ * field stamped on the plain report object (its prototype untouched), which no other value can
+ * carry — not a copy, not a proxy — and which also holds what its lazy `payload` needs. A
+ * WeakSet and a hidden symbol property did the same for 0.5–2 µs more per turn.
+ */
+class MadeByGate extends Stamp {
+  #lazy: LazyPayload | undefined
+
+  constructor(report: object, lazy: LazyPayload | undefined) {
+    super(report)
+    this.#lazy = lazy
+  }
+
+  static has(v: object): boolean {
+    return #lazy in v
+  }
+
+  static lazy(v: object): LazyPayload | undefined {
+    return MadeByGate.has(v) ? (v as MadeByGate).#lazy : undefined
+  }
+}
 
 /** Whether `v` is a report the gate made — never judged by shape (an upstream answer can carry any keys). */
 export function isGateReport(v: unknown): v is TurnReport {
-  return typeof v === 'object' && v !== null && madeByGate.has(v)
+  return typeof v === 'object' && v !== null && MadeByGate.has(v)
 }
+
+/** Builds the public report from the binding's wire; `original` is the payload as the caller gave it. */
 
 export function readTurnWire(wire: string, original: unknown, text: string): TurnReport {
   const w = JSON.parse(wire) as WireReport
@@ -130,18 +159,15 @@ export function readTurnWire(wire: string, original: unknown, text: string): Tur
   const report = { dialect: w.dialect, calls, allowed, feedback: w.feedback, providerExecuted: w.providerExecuted, turnRefusals: w.turnRefusals ?? [] } as TurnReport
   if ('payload' in w) {
     report.payload = w.payload
+    new MadeByGate(report, undefined)
   } else {
     // Built on first read: most hosts use `allowed` and `feedback` and never pay for it. The
-    // descriptor is shared (no closure per report); what it needs sits under a hidden symbol.
-    const lazy: LazyPayload = { original, text, patches: w.patches ?? [], calls }
-    Object.defineProperty(report, LAZY, { value: lazy })
+    // descriptor is shared (no closure per report); what it needs sits in the report's mark.
+    new MadeByGate(report, { original, text, patches: w.patches ?? [], calls })
     Object.defineProperty(report, 'payload', LAZY_PAYLOAD)
   }
-  madeByGate.add(report)
   return report
 }
-
-const LAZY = Symbol('toolgate.lazyPayload')
 
 interface LazyPayload {
   original: unknown
@@ -159,8 +185,8 @@ function settle(report: object, value: unknown): unknown {
 const LAZY_PAYLOAD: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
-  get(this: { [LAZY]: LazyPayload }) {
-    const l = this[LAZY]
+  get(this: object) {
+    const l = MadeByGate.lazy(this)!
     return settle(this, patchedPayload(l.original, l.text, l.patches, l.calls))
   },
   set(this: object, value: unknown) {
