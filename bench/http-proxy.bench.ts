@@ -39,11 +39,13 @@ import { Bench } from 'tinybench'
 
 import { chatChunks, sseText } from '../__test__/helpers/upstream'
 import { deepEqual } from './peer'
-import { addonNote, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
+import { addonNote, cpuUs, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
 
 const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
 const root = join(here, '..')
 const QUICK = process.argv.includes('--quick')
+/** BENCH_PROXY_NODE_ARGS: node flags for the proxy process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const PROXY_NODE_ARGS = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 const num = (name: string, full: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : full))
 const WARMUP = num('BENCH_WARMUP', 300, 50)
 const ROUNDS = num('BENCH_ROUNDS', 60, 8)
@@ -52,6 +54,14 @@ const STREAM_ROUNDS = num('BENCH_STREAM_ROUNDS', 40, 6)
 const STREAMS_PER_ROUND = 5
 const TAIL_MS = num('BENCH_STREAM_TAIL_MS', 10, 10)
 const TB_TIME = num('BENCH_TIME', 1000, 200)
+/** Load (issue 20): requests per pass and how many in flight, and passes per side. */
+const LOAD = num('BENCH_LOAD', 500, 500)
+const LOAD_CONCURRENCY = num('BENCH_LOAD_CONCURRENCY', 50, 50)
+const LOAD_PASSES = num('BENCH_LOAD_PASSES', 7, 3)
+/** `--load`: only the load section (after the answers are checked). */
+const LOAD_ONLY = process.argv.includes('--load')
+/** BENCH_BASELINE_CLI: another build's CLI (e.g. the previous commit's dist/cli/main.js), timed beside in the load section. */
+const BASELINE_CLI = process.env.BENCH_BASELINE_CLI
 /** The CLI to run (BENCH_CLI overrides it, e.g. to time another build). */
 const cli = resolve(process.env.BENCH_CLI ?? join(root, 'dist', 'cli', 'main.js'))
 /** The sources the built CLI must be newer than. */
@@ -223,7 +233,7 @@ async function main(): Promise<void> {
   let relay: Awaited<ReturnType<typeof start>> | undefined
   let fetchRelay: Awaited<ReturnType<typeof start>> | undefined
   try {
-    proxy = await start([cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
+    proxy = await start([...PROXY_NODE_ARGS, cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
     const proxyUrl = proxy.match[1]
     relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
     fetchRelay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl, '--via', 'fetch'], 'stdout', /listening on (http:\/\/\S+)/)
@@ -260,6 +270,28 @@ async function main(): Promise<void> {
     say('')
 
     for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await request(v)
+    let baseline: Awaited<ReturnType<typeof start>> | undefined
+    const loadSides = async (): Promise<LoadSide[]> => {
+      const x: LoadSide[] = [
+        { name: '3 calls, direct', send: () => request('3 calls, direct') },
+        { name: '3 calls, proxied', send: () => request('3 calls, proxied'), base: '3 calls, direct', pid: proxy!.child.pid },
+        { name: '3 calls (1 repaired), proxied', send: () => request('3 calls (1 repaired), proxied'), base: '3 calls, direct', pid: proxy!.child.pid },
+        { name: '3 calls, ref: http relay', send: () => request('3 calls, ref: http relay'), base: '3 calls, direct', pid: relay!.child.pid },
+        { name: 'text, direct', send: () => request('text, direct') },
+        { name: 'text, proxied', send: () => request('text, proxied'), base: 'text, direct', pid: proxy!.child.pid },
+      ]
+      if (BASELINE_CLI !== undefined) {
+        baseline = await start([BASELINE_CLI, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
+        const c = client(baseline.match[1])
+        x.push({ name: '3 calls, baseline proxied', send: () => c.chat.completions.create({ model: 'bench-calls', messages: MESSAGES, tools: TOOLS }), base: '3 calls, direct', pid: baseline.child.pid })
+      }
+      return x
+    }
+    if (LOAD_ONLY) {
+      await load(await loadSides())
+      baseline?.child.kill()
+      return
+    }
 
     // 2. Interleaved per-request latency, the first variant rotating every round.
     const samples = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>
@@ -341,6 +373,9 @@ async function main(): Promise<void> {
     say(tp.p50 < TAIL_MS * 1000
       ? `the first text came through before the upstream sent the rest (${TAIL_MS} ms later): text streams live`
       : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
+    say('')
+    await load(await loadSides())
+    baseline?.child.kill()
   } finally {
     fetchRelay?.child.kill()
     relay?.child.kill()
@@ -350,6 +385,54 @@ async function main(): Promise<void> {
   }
   mkdirSync(join(here, 'results'), { recursive: true })
   writeFileSync(join(here, 'results', 'http-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
+}
+
+/** One line of the load section: how to send a request, its baseline line, and the process whose CPU to count. */
+interface LoadSide {
+  name: string
+  send: () => Promise<unknown>
+  base?: string
+  pid?: number
+}
+
+/**
+ * 5. Under load (issue 20): LOAD requests, LOAD_CONCURRENCY in flight, per side; LOAD_PASSES
+ * passes, interleaved, the first side rotating. Median requests/s of each, the median of the
+ * per-pass ratios against direct (same load), and the proxy process's CPU per request.
+ */
+async function load(sides: LoadSide[]): Promise<void> {
+  const rates: Record<string, number[]> = {}
+  const cpu: Record<string, number[]> = {}
+  for (const x of sides) {
+    rates[x.name] = []
+    cpu[x.name] = []
+  }
+  const pass = async (x: LoadSide) => {
+    let next = 0
+    const worker = async () => {
+      while (next++ < LOAD) await x.send()
+    }
+    const c0 = cpuUs(x.pid)
+    const t0 = now()
+    await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, worker))
+    const t = now() - t0
+    cpu[x.name].push((cpuUs(x.pid) - c0) / LOAD)
+    return LOAD / (t / 1e6)
+  }
+  for (const x of sides) await pass(x) // warm-up
+  for (const x of sides) cpu[x.name] = []
+  for (let p = 0; p < LOAD_PASSES; p++) for (let k = 0; k < sides.length; k++) {
+    const x = sides[(p + k) % sides.length]
+    rates[x.name].push(await pass(x))
+  }
+  const med = (xs: number[]) => pct(sortNum(xs), 50)
+  say(`== Under load: ${LOAD} requests, ${LOAD_CONCURRENCY} in flight, ${LOAD_PASSES} passes per side, interleaved (requests/s: median, and each pass; the proxy process's CPU per request) ==`)
+  for (const x of sides) say(`${pad(x.name, 32)}${lpad(fmt(med(rates[x.name]), 0), 8)}  (${rates[x.name].map((r) => r.toFixed(0)).join(' ')})${x.pid === undefined ? '' : `; CPU ${fmt(mean(cpu[x.name]))} µs per request`}`)
+  for (const x of sides) {
+    if (x.base === undefined) continue
+    const ratios = rates[x.name].map((r, i) => r / rates[x.base!][i])
+    say(`${x.name} / ${x.base}: ${fmt(med(rates[x.name]) / med(rates[x.base]), 2)} (median of medians); per-pass ratios median ${fmt(med(ratios), 2)} (${sortNum(ratios).map((r) => r.toFixed(2)).join(' ')})`)
+  }
 }
 
 main().catch((err: unknown) => {

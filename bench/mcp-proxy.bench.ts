@@ -26,6 +26,7 @@
  * calls, and calls per second sequentially and with 16 in flight. Figures go to stdout and to
  * bench/results/mcp-proxy.txt.
  */
+import { spawn } from 'node:child_process'
 import { mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { arch, cpus, loadavg, platform } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -33,11 +34,13 @@ import { Bench } from 'tinybench'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { addonNote, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
+import { addonNote, cpuUs, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
 
 const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
 const root = join(here, '..')
 const QUICK = process.argv.includes('--quick')
+/** BENCH_PROXY_NODE_ARGS: node flags for the proxy process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const PROXY_NODE_ARGS = (process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 const num = (name: string, full: number, quick: number) => Number(process.env[name] ?? (QUICK ? quick : full))
 const WARMUP = num('BENCH_WARMUP', 2000, 300)
 const ROUNDS = num('BENCH_ROUNDS', 100, 10)
@@ -45,6 +48,13 @@ const CALLS = num('BENCH_CALLS', 50, 30)
 const THROUGHPUT = num('BENCH_THROUGHPUT', 5000, 1000)
 const TB_TIME = num('BENCH_TIME', 2000, 300)
 const IN_FLIGHT = 16
+/** Load: calls sent at once (the issue's 1,000 concurrent `tools/call`), and passes per side. */
+const LOAD = num('BENCH_LOAD', 1000, 1000)
+const LOAD_PASSES = num('BENCH_LOAD_PASSES', 7, 3)
+/** `--load`: only the load section (after the answers are checked). */
+const LOAD_ONLY = process.argv.includes('--load')
+/** BENCH_BASELINE_CLI: another build's CLI (e.g. the previous commit's dist/cli/main.js), timed beside in the lean-client load. */
+const BASELINE_CLI = process.env.BENCH_BASELINE_CLI
 /** The issue's target: what the proxy adds to one `tools/call`, p50. */
 const TARGET_ADDED_P50_US = 200
 
@@ -93,7 +103,7 @@ async function main(): Promise<void> {
   say('')
 
   const direct = await connect(server.slice(1))
-  const proxied = await connect([cli, 'mcp-proxy', '--', ...server])
+  const proxied = await connect([...PROXY_NODE_ARGS, cli, 'mcp-proxy', '--', ...server])
   const relayPipe = await connect([join(here, 'mcp-relay-server.mjs'), 'pipe', '--', ...server])
   const relayLines = await connect([join(here, 'mcp-relay-server.mjs'), 'lines', '--', ...server])
   const links: Record<Variant, Link> = { direct, proxied, 'proxied, repaired': proxied, 'ref: relay, pipe': relayPipe, 'ref: relay, lines': relayLines }
@@ -114,6 +124,12 @@ async function main(): Promise<void> {
     say('')
 
     for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await call(v)
+    if (LOAD_ONLY) {
+      await load(call)
+      say('')
+      await rawLoads()
+      return
+    }
 
     // 2. Interleaved per-call latency: every round times CALLS sequential calls of each variant,
     // the first variant rotating, each call between its own hrtime pair.
@@ -196,10 +212,117 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) say(`${pad(v, 20)}${lpad(cell(rate[`${v} seq`]), 22)}${lpad(cell(rate[`${v} ${IN_FLIGHT}`]), 22)}`)
     const best = (k: string) => Math.max(...rate[k])
     say(`proxied / direct: sequential ${fmt(best('proxied seq') / best('direct seq'), 2)}, ${IN_FLIGHT} in flight ${fmt(best(`proxied ${IN_FLIGHT}`) / best(`direct ${IN_FLIGHT}`), 2)}`)
+    say('')
+    await load(call)
+    say('')
+    await rawLoads()
   } finally {
     for (const l of [relayLines, relayPipe, proxied, direct]) await l.close()
   }
+  save()
+}
 
+/**
+ * 5. Under load (issue 20): LOAD `tools/call` sent at once on one client, answered all, timed;
+ * LOAD_PASSES passes per variant, interleaved, the first variant rotating. Reports the median
+ * calls/s of each, and the median of the per-pass ratios against direct (same load).
+ */
+async function load(call: (v: Variant) => Promise<unknown>): Promise<void> {
+  const sides: Variant[] = ['direct', 'proxied', 'proxied, repaired', 'ref: relay, lines']
+  const rates = Object.fromEntries(sides.map((v) => [v, [] as number[]])) as Record<string, number[]>
+  const burst = async (v: Variant) => {
+    const t0 = process.hrtime.bigint()
+    await Promise.all(Array.from({ length: LOAD }, () => call(v)))
+    return LOAD / (Number(process.hrtime.bigint() - t0) / 1e9)
+  }
+  for (const v of sides) await burst(v) // warm-up
+  for (let p = 0; p < LOAD_PASSES; p++) for (let k = 0; k < sides.length; k++) {
+    const v = sides[(p + k) % sides.length]
+    rates[v].push(await burst(v))
+  }
+  const med = (xs: number[]) => pct(sortNum(xs), 50)
+  say(`== Under load: ${LOAD} tools/call at once, ${LOAD_PASSES} passes per variant, interleaved (calls/s: median, and each pass) ==`)
+  for (const v of sides) say(`${pad(v, 20)}${lpad(fmt(med(rates[v]), 0), 8)}  (${rates[v].map((x) => x.toFixed(0)).join(' ')})`)
+  for (const v of sides.slice(1)) {
+    const ratios = rates[v].map((x, i) => x / rates.direct[i])
+    say(`${v} / direct: ${fmt(med(rates[v]) / med(rates.direct), 2)} (median of medians); per-pass ratios median ${fmt(med(ratios), 2)} (${sortNum(ratios).map((x) => x.toFixed(2)).join(' ')})`)
+  }
+}
+
+/**
+ * 5b. The same load from a lean client (raw JSON-RPC lines, one write of LOAD calls, answers
+ * counted by line): the SDK client's own work no longer hides what a hop costs. Spawns its own
+ * direct server and proxy (`args` as for {@link connect}); calls/s per pass.
+ */
+async function rawLoad(args: string[], passes: number, body: Record<string, unknown>): Promise<{ rates: number[]; cpu: number[] }> {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['pipe', 'pipe', 'ignore'] })
+  let buf = ''
+  let waiting: { n: number; done: () => void } | undefined
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d: string) => {
+    buf += d
+    let i: number
+    while ((i = buf.indexOf('\n')) >= 0) {
+      buf = buf.slice(i + 1)
+      if (waiting && --waiting.n === 0) waiting.done()
+    }
+  })
+  const send = (lines: string, n: number) => new Promise<void>((done) => {
+    waiting = { n, done }
+    child.stdin.write(lines)
+  })
+  await send(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`, 1)
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`)
+  let id = 1
+  const burst = () => Array.from({ length: LOAD }, () => `${JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'echo', arguments: body } })}\n`).join('')
+  const rates: number[] = []
+  const cpu: number[] = []
+  await send(burst(), LOAD) // warm-up
+  for (let p = 0; p < passes; p++) {
+    const lines = burst()
+    const c0 = cpuUs(child.pid)
+    const t0 = process.hrtime.bigint()
+    await send(lines, LOAD)
+    rates.push(LOAD / (Number(process.hrtime.bigint() - t0) / 1e9))
+    cpu.push((cpuUs(child.pid) - c0) / LOAD)
+  }
+  child.stdin.end()
+  child.kill()
+  return { rates, cpu }
+}
+
+/** Raw-client load, direct / proxied / proxied repaired interleaved in rounds of one pass each. */
+async function rawLoads(): Promise<void> {
+  const sides: [string, string[], Record<string, unknown>][] = [
+    ['direct', server.slice(1), ARGS],
+    ['proxied', [...PROXY_NODE_ARGS, cli, 'mcp-proxy', '--', ...server], ARGS],
+    ['proxied, repaired', [cli, 'mcp-proxy', '--', ...server], REPAIR_ARGS],
+    ['ref: relay, lines', [join(here, 'mcp-relay-server.mjs'), 'lines', '--', ...server], ARGS],
+  ]
+  if (BASELINE_CLI !== undefined) sides.push(['baseline proxied', [BASELINE_CLI, 'mcp-proxy', '--', ...server], ARGS])
+  const rates: Record<string, number[]> = {}
+  const cpu: Record<string, number[]> = {}
+  for (let r = 0; r < LOAD_PASSES; r++) {
+    for (const [name, args, body] of sides) {
+      const got = await rawLoad(args, RAW_PASSES, body)
+      ;(rates[name] ??= []).push(pct(sortNum(got.rates), 50))
+      ;(cpu[name] ??= []).push(mean(got.cpu))
+    }
+  }
+  const med = (xs: number[]) => pct(sortNum(xs), 50)
+  say(`== Under load, lean client: ${LOAD} tools/call lines in one write; ${LOAD_RAW_ROUNDS(LOAD_PASSES)}; calls/s, and the CPU the first process (server, proxy or relay; not the proxy's server) used per call ==`)
+  for (const [name] of sides) say(`${pad(name, 20)}${lpad(fmt(med(rates[name]), 0), 8)} calls/s (${rates[name].map((x) => x.toFixed(0)).join(' ')}); CPU ${fmt(med(cpu[name]))} µs per call`)
+  for (const [name] of sides.slice(1)) {
+    const ratios = rates[name].map((x, i) => x / rates.direct[i])
+    say(`${name} / direct: per-round ratios median ${fmt(med(ratios), 2)} (${sortNum(ratios).map((x) => x.toFixed(2)).join(' ')})`)
+  }
+}
+
+/** Passes per process in the lean-client load (after a warm-up burst); their median is the round's figure. */
+const RAW_PASSES = 5
+const LOAD_RAW_ROUNDS = (rounds: number) => `${rounds} rounds, each a fresh process per side with a warm-up burst and ${RAW_PASSES} passes (median)`
+
+function save(): void {
   mkdirSync(join(here, 'results'), { recursive: true })
   writeFileSync(join(here, 'results', 'mcp-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
 }

@@ -3,7 +3,7 @@
  * kept for the results file, number formatting, nearest-rank percentiles, and notes on the
  * addon and dist/ being timed.
  */
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { arch, platform } from 'node:os'
 import { join } from 'node:path'
 
@@ -25,6 +25,16 @@ export function pct(sorted: number[], p: number): number {
 }
 export const sortNum = (xs: number[]): number[] => [...xs].sort((a, b) => a - b)
 export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/** CPU time (user + system) a process has used, µs, from /proc (Linux; NaN elsewhere). */
+export function cpuUs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / 100 // utime + stime, in clock ticks of 10 ms
+  } catch {
+    return NaN
+  }
+}
 
 /** The size of the native addon under `root`, with a warning when it looks like a debug build. */
 export function addonNote(root: string): string {
