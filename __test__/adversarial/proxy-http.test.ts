@@ -122,6 +122,41 @@ describe('whole answers: calls identified by position, re-encoded from the decis
   })
 })
 
+describe('requests: the body goes upstream as written only when nothing about it is ambiguous', () => {
+  const post = (body: string) => new Promise<number>((resolve, reject) => {
+    const u = new URL(p.url)
+    const q = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    q.on('error', reject)
+    q.end(body)
+  })
+  const tools = (name: string) => JSON.stringify([{ type: 'function', function: { name, parameters: { type: 'object' } } }])
+
+  it('a request whose tools all stay reaches the upstream as the very bytes the client sent', async () => {
+    answer = (_q, res) => json(res, 200, completion({ content: 'ok' }, 'stop'))
+    const body = `{"model":"m", "messages":[{"role":"user","content":"go"}],"tools":${tools('search')}}`
+    const before = raw.requests.length
+    expect(await post(body)).toBe(200)
+    expect(raw.requests.slice(before).map((q) => q.body)).toEqual([body])
+  })
+
+  it('two `tools` members (or a \\u escape) are never passed as written: the upstream reads only the list the gate filtered', async () => {
+    answer = (_q, res) => json(res, 200, completion({ content: 'ok' }, 'stop'))
+    const before = raw.requests.length
+    // the proxy reads the last `tools`; an upstream reading the first would see a list never filtered
+    expect(await post(`{"model":"m","tools":${tools('delete_all')},"messages":[{"role":"user","content":"go"}],"tools":${tools('search')}}`)).toBe(200)
+    expect(await post(`{"model":"m","\\u0074ools":${tools('delete_all')},"messages":[{"role":"user","content":"go"}],"tools":${tools('search')}}`)).toBe(200)
+    const sent = raw.requests.slice(before).map((q) => q.body)
+    expect(sent).toHaveLength(2)
+    for (const b of sent) {
+      expect(b).not.toContain('delete_all')
+      expect(JSON.parse(b).tools).toEqual(JSON.parse(tools('search')))
+    }
+  })
+})
+
 describe('chat completions: ambiguous call shapes refuse the turn', () => {
   it('a legacy function_call beside an empty tool_calls', async () => {
     answer = (_q, res) => json(res, 200, completion({ tool_calls: [], function_call: { name: 'delete_all', arguments: '{}' } }, 'function_call'))

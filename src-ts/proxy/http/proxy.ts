@@ -467,6 +467,9 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   // a tool_choice naming a removed tool is sent as auto, never upstream as it is
   const fit = body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
   if (fit !== undefined) s.log(`${dialect}${subjectPart(context)}: ${fit.why}`)
+  // nothing removed, nothing refitted: the body goes out as the client wrote it (no second
+  // serialization), unless its text could be read with another `tools` (see onceTools)
+  if (fit === undefined && filtered === toolsText && onceTools(rawText)) return { gate, sent: rawText }
   let out = '{'
   for (const k in body) {
     if (out.length > 1) out += ','
@@ -474,6 +477,17 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
     out += k === 'tools' ? `"tools":${filtered}` : `${JSON.stringify(k)}:${JSON.stringify(value)}`
   }
   return { gate, sent: `${out}}` }
+}
+
+/**
+ * Whether a request body may go upstream as its own text once its tools were filtered: the key
+ * `"tools"` written once, and no `\u` escape (which could spell another). A body with two
+ * `tools` members could be read upstream with the one the gate never filtered; such bodies (and
+ * any with escapes) are written from the parsed request instead.
+ */
+function onceTools(raw: string): boolean {
+  const i = raw.indexOf('"tools"')
+  return i >= 0 && i === raw.lastIndexOf('"tools"') && !raw.includes('\\u')
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */

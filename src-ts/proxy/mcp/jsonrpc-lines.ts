@@ -90,6 +90,60 @@ export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: Li
   input.on('error', (err) => end(err))
 }
 
+/** One message as its line's JSON text (no newline). */
+export function messageLine(msg: unknown): string {
+  return JSON.stringify(msg)
+}
+
+/**
+ * Lines to one stream, gathered and written together: the first {@link add} of a turn schedules
+ * a write of everything added until the microtasks run (one write, not one per message), and
+ * {@link flush} writes at once. `written` runs after each write (for backpressure); `dropped`
+ * when the stream is closed, with how many lines were lost. What waits is at most what one read
+ * of the other side produced: the reads pause while the stream needs draining.
+ */
+export class LineBatch {
+  #text = ''
+  #lines = 0
+  #scheduled = false
+  readonly #out: Writable
+  readonly #written: () => void
+  readonly #dropped: (lines: number) => void
+  readonly #flush = () => this.flush()
+
+  constructor(out: Writable, written: () => void, dropped: (lines: number) => void) {
+    this.#out = out
+    this.#written = written
+    this.#dropped = dropped
+  }
+
+  /** Adds one line (JSON text without its newline). */
+  add(line: string): void {
+    this.#text += `${line}\n`
+    this.#lines++
+    if (!this.#scheduled) {
+      this.#scheduled = true
+      queueMicrotask(this.#flush)
+    }
+  }
+
+  /** Writes what is gathered now. */
+  flush(): void {
+    this.#scheduled = false
+    if (this.#lines === 0) return
+    const text = this.#text
+    const lines = this.#lines
+    this.#text = ''
+    this.#lines = 0
+    if (this.#out.destroyed || this.#out.writableEnded) {
+      this.#dropped(lines)
+      return
+    }
+    this.#out.write(text)
+    this.#written()
+  }
+}
+
 /** Writes one message as one line. Returns false when the stream cannot take it (closed). */
 export function writeMessage(out: Writable, msg: unknown): boolean {
   if (out.destroyed || out.writableEnded) return false

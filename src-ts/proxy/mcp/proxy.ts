@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto'
 
 import { ToolGate } from '../../gate'
 import type { GateState } from '../../state'
-import type { CallContext, ToolGateConfig, TurnReport, Verdict } from '../../types'
+import type { CallerOption } from '../../context'
+import type { CallContext, GuardOptions, ToolGateConfig, TurnReport, Verdict } from '../../types'
 import { RECEIPT_META } from '../../require-receipt'
 import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
 import { McpConfirmations } from './confirm'
@@ -61,6 +62,13 @@ export interface McpProxySinks {
    *  (an `elicitation/create` or answer for a held `tools/call`), for transports that route by it. */
   toClient(msg: unknown, related?: RpcId): void
   toServer(msg: unknown): void
+  /** Optional: a message to the client as its JSON text (one line, no newline) — a server
+   *  message the proxy passes on untouched, written as the server wrote it. Without it the proxy
+   *  calls {@link toClient} with the parsed message. */
+  toClientText?(text: string): void
+  /** Optional: a message to the server as JSON text — a decided `tools/call` as the very text
+   *  the gate decided. Without it the proxy calls {@link toServer} with the parsed message. */
+  toServerText?(text: string): void
 }
 
 type Msg = Record<string, unknown>
@@ -126,6 +134,11 @@ export class McpProxy {
   #initAnswered = false
   #closed = false
   #closedWhy = 'the MCP server went away'
+  /** The options of every `tools/call` guard, with the caller prepared once: rebuilt only when
+   *  the protocol version or the context (`opts.context`, which a listener sets per message) changes. */
+  #guardOpts: GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption
+  /** The context {@link #guardOpts} was made for. */
+  #guardCtx: CallContext | undefined
 
   constructor(opts: McpProxyOptions, sinks: McpProxySinks) {
     this.#opts = opts
@@ -135,6 +148,8 @@ export class McpProxy {
     const config = opts.reloads !== undefined ? opts.reloads.config : opts.config
     this.#tools = new McpToolSet({ config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log, state: opts.state })
     opts.reloads?.track(this.#tools)
+    this.#guardCtx = opts.context
+    this.#guardOpts = this.#makeGuardOpts()
     this.#confirm = new McpConfirmations(
       { timeoutMs: opts.confirmTimeoutMs },
       { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },
@@ -144,6 +159,17 @@ export class McpProxy {
   /** The gate in use now (rebuilt when a listed tool or its schema changes). */
   get gate(): ToolGate {
     return this.#tools.gate
+  }
+
+  /** Guard options for the current protocol version and context: the caller prepared (a context the gate cannot read is spread instead, and each guard refuses its call as before). */
+  #makeGuardOpts(): GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption {
+    const pv = this.#protocolVersion === undefined ? {} : { protocolVersion: this.#protocolVersion }
+    const ctx = this.#guardCtx
+    try {
+      return { dialect: 'mcp', ...pv, caller: this.#tools.gate.caller(ctx ?? {}) }
+    } catch {
+      return { dialect: 'mcp', ...pv, ...ctx }
+    }
   }
 
   /** The negotiated protocol version (from the server's initialize result). */
@@ -204,7 +230,7 @@ export class McpProxy {
       this.#log(`server wrote a line that is not JSON (${(err as Error).message}); not forwarded: ${clip(e.text)}`)
       return
     }
-    this.fromServer(msg)
+    this.#fromServer(msg, e.text)
   }
 
   /** A parsed message from the client. */
@@ -308,24 +334,37 @@ export class McpProxy {
       this.#log(`refused a malformed tools/call: ${(err as Error).message}`)
       this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
     }
-    const opts = { dialect: 'mcp' as const, protocolVersion: this.#protocolVersion, ...this.#opts.context }
-    if (this.#tools.state.remote) {
-      // state in Redis: decided off the event loop, then forwarded (docs/state.md)
-      gate.guardAsync(msg, opts).then((report) => this.#decided(msg, gate, report), malformed)
-      return
-    }
-    let report
+    // The text the gate decides is the text forwarded when the gate changed nothing (no second
+    // serialization); an unreadable message is refused below, as the gate refuses it.
+    let text: string
     try {
-      report = gate.guard(msg, opts)
+      text = JSON.stringify(msg)
     } catch (err) {
       malformed(err)
       return
     }
-    this.#decided(msg, gate, report)
+    if (this.#opts.context !== this.#guardCtx) {
+      this.#guardCtx = this.#opts.context
+      this.#guardOpts = this.#makeGuardOpts()
+    }
+    const opts = this.#guardOpts
+    if (this.#tools.state.remote) {
+      // state in Redis: decided off the event loop, then forwarded (docs/state.md)
+      gate.guardAsync(text, opts).then((report) => this.#decided(msg, text, gate, report), malformed)
+      return
+    }
+    let report
+    try {
+      report = gate.guard(text, opts)
+    } catch (err) {
+      malformed(err)
+      return
+    }
+    this.#decided(msg, text, gate, report)
   }
 
-  /** Forwards a decided `tools/call`, asks the user to confirm it, or answers its refusal. */
-  #decided(msg: Msg, gate: ToolGate, report: TurnReport<'mcp'>): void {
+  /** Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm it, or answers its refusal. */
+  #decided(msg: Msg, text: string, gate: ToolGate, report: TurnReport<'mcp'>): void {
     const first = report.calls[0]
     if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
       const ctx = this.#opts.context
@@ -343,6 +382,11 @@ export class McpProxy {
     const id = msg.id as RpcId
     if (!this.#room(id)) return
     this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
+    if (call?.outcome === 'passed' && call.receipt === undefined && report.calls.length === 1 && this.#sinks.toServerText !== undefined) {
+      // nothing changed: the very text the gate decided goes out
+      this.#sinks.toServerText(text)
+      return
+    }
     const forward = report.payload
     // the receipt travels with the call, so a server checking receipts (requireReceipt) runs it
     if (call?.receipt !== undefined && isObject(forward) && isObject(forward.params)) {
@@ -375,9 +419,20 @@ export class McpProxy {
 
   /** A parsed message from the server. */
   fromServer(msg: unknown): void {
+    this.#fromServer(msg, undefined)
+  }
+
+  /** Writes a server message the proxy passes on untouched: as the server wrote it when it can (`line`). */
+  #passToClient(msg: Msg, line: string | undefined): void {
+    if (line !== undefined && this.#sinks.toClientText !== undefined && oneId(line)) this.#sinks.toClientText(line)
+    else this.#sinks.toClient(msg)
+  }
+
+  /** `line`: the message's own text when it came as one line (a batch's members never do). */
+  #fromServer(msg: unknown, line: string | undefined): void {
     if (this.#closed) return
     if (Array.isArray(msg)) {
-      for (const m of msg) this.fromServer(m)
+      for (const m of msg) this.#fromServer(m, undefined)
       return
     }
     if (!isObject(msg)) {
@@ -386,7 +441,7 @@ export class McpProxy {
     }
     const isResponse = !('method' in msg) && ('result' in msg || 'error' in msg)
     if (!isResponse) {
-      this.#sinks.toClient(msg) // a server request or notification: untouched
+      this.#passToClient(msg, line) // a server request or notification: untouched
       // The server's tools changed: learn them again before the next call is decided.
       if (msg.method === 'notifications/tools/list_changed' && this.#initialized === 'sent' && this.#own.size === 0) this.#startListing()
       return
@@ -402,7 +457,10 @@ export class McpProxy {
     if (key !== undefined && pending) this.#pending.delete(key)
     if (pending && key === this.#initializeId && isObject(msg.result)) {
       const r = msg.result
-      if (typeof r.protocolVersion === 'string') this.#protocolVersion = r.protocolVersion
+      if (typeof r.protocolVersion === 'string') {
+        this.#protocolVersion = r.protocolVersion
+        this.#guardOpts = this.#makeGuardOpts()
+      }
       this.#serverHasTools = isObject(r.capabilities) && r.capabilities.tools !== undefined
       this.#initAnswered = true
       if (this.#initialized === 'sent' && this.#held !== undefined && this.#own.size === 0) {
@@ -412,6 +470,11 @@ export class McpProxy {
         else this.#release()
         return
       }
+    }
+    if (pending?.method !== 'tools/list' && pending?.method !== 'initialize') {
+      // an answer the proxy reads nothing from (a tools/call result …): passed on as it came
+      this.#passToClient(msg, line)
+      return
     }
     if (pending?.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
       this.#tools.learn(msg.result.tools, !pending.cursor)
@@ -513,6 +576,17 @@ export class McpProxy {
 
 function rpcError(id: RpcId | null, code: number, message: string): Msg {
   return { jsonrpc: '2.0', id, error: { code, message } }
+}
+
+/**
+ * Whether a server line may be passed on as it came: the key `"id"` written once, and no `\u`
+ * escape (which could spell another). A line with two `id` members could be read by the client
+ * with the first and by the proxy with the last; such lines (and any with escapes) are written
+ * from the parsed message instead, so the client reads the id the proxy routed by.
+ */
+function oneId(line: string): boolean {
+  const i = line.indexOf('"id"')
+  return i === line.lastIndexOf('"id"') && !line.includes('\\u')
 }
 
 function clip(s: string): string {

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process'
 import { constants } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 
-import { readLines, writeMessage } from './jsonrpc-lines'
+import { LineBatch, messageLine, readLines } from './jsonrpc-lines'
 import { McpProxy, type McpProxyOptions } from './proxy'
 
 /** Once the server is gone, how long the client may stay quiet before the proxy stops reading it (ms). */
@@ -33,22 +33,27 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
   const log = opts.log ?? (() => {})
   const serverIn = server.stdin!
   const serverOut = server.stdout!
-  // Backpressure both ways, so no write buffer grows without bound: while one side does not
-  // read what the proxy wrote to it, the proxy stops reading the other side.
+  // Lines are gathered and written once per turn of the event loop's microtasks (one write for
+  // every message a read produced). Backpressure both ways, so no write buffer grows without
+  // bound: while one side does not read what the proxy wrote to it, the proxy stops reading the
+  // other side.
+  const toClient = new LineBatch(clientOut, () => {
+    if (clientOut.writableNeedDrain && !serverOut.isPaused()) {
+      serverOut.pause()
+      clientOut.once('drain', () => serverOut.resume())
+    }
+  }, () => {})
+  const toServer = new LineBatch(serverIn, () => {
+    if (serverIn.writableNeedDrain && !clientIn.isPaused()) {
+      clientIn.pause()
+      serverIn.once('drain', () => clientIn.resume())
+    }
+  }, (n) => log(`the server’s stdin is closed; ${n === 1 ? 'message' : `${n} messages`} dropped`))
   const proxy = new McpProxy(opts, {
-    toClient: (m) => {
-      if (writeMessage(clientOut, m) && clientOut.writableNeedDrain && !serverOut.isPaused()) {
-        serverOut.pause()
-        clientOut.once('drain', () => serverOut.resume())
-      }
-    },
-    toServer: (m) => {
-      if (!writeMessage(serverIn, m)) log('the server’s stdin is closed; message dropped')
-      else if (serverIn.writableNeedDrain && !clientIn.isPaused()) {
-        clientIn.pause()
-        serverIn.once('drain', () => clientIn.resume())
-      }
-    },
+    toClient: (m) => toClient.add(messageLine(m)),
+    toServer: (m) => toServer.add(messageLine(m)),
+    toClientText: (text) => toClient.add(text),
+    toServerText: (text) => toServer.add(text),
   })
   serverIn.on('error', (err) => log(`writing to the server failed: ${err.message}`))
   clientOut.on('error', (err) => {
@@ -72,6 +77,7 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
       const finish = () => {
         if (finished) return
         finished = true
+        toClient.flush()
         clearTimeout(quiet)
         clearTimeout(cap)
         clientIn.off('data', more)
@@ -96,6 +102,7 @@ export function runMcpProxy(opts: StdioProxyOptions, clientIn: Readable, clientO
       clientEnded = true
       proxy.clientClosed()
       if (done) return afterExit?.()
+      toServer.flush()
       serverIn.end()
       killTimer = setTimeout(() => server.kill('SIGTERM'), 5000)
       killTimer.unref()

@@ -1,0 +1,65 @@
+// The MCP router's pass-through (issue 20): a message the gate does not decide goes on as the
+// text it came in, a `tools/call` the gate passed unchanged goes on as the very text the gate
+// decided — and a server line whose `id` could be read two ways is written from the parsed
+// message instead, so the client reads the id the proxy routed by.
+import { describe, expect, it } from 'vitest'
+
+import { McpProxy } from '../src-ts/proxy/mcp/proxy'
+
+const config = { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }] }
+
+function router() {
+  const out = { client: [] as string[], server: [] as string[] }
+  const proxy = new McpProxy({ config }, {
+    toClient: (m) => out.client.push(`parsed:${JSON.stringify(m)}`),
+    toServer: (m) => out.server.push(`parsed:${JSON.stringify(m)}`),
+    toClientText: (t) => out.client.push(`text:${t}`),
+    toServerText: (t) => out.server.push(`text:${t}`),
+  })
+  const client = (text: string) => proxy.clientLine({ kind: 'line', text })
+  const server = (text: string) => proxy.serverLine({ kind: 'line', text })
+  return { proxy, out, client, server }
+}
+
+describe('the MCP router passes on what the gate does not change', () => {
+  it('an allowed, unchanged call goes to the server as the text the gate decided; a repaired one re-encoded from the decision', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
+    r.client('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":"6"}}}')
+    expect(r.out.server).toEqual([
+      'text:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}',
+      'parsed:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6}}}',
+    ])
+  })
+
+  it('a call the client spaced its own way is decided and forwarded as one canonical text', () => {
+    const r = router()
+    r.client('{ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "echo", "arguments": { "n": 5 } } }')
+    expect(r.out.server).toEqual(['text:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}'])
+  })
+
+  it('the answer to a call goes to the client as the server wrote it', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
+    const answer = '{"jsonrpc":"2.0", "id":1,"result":{"content":[{"type":"text","text":"{\\"n\\":5}"}]}}'
+    r.server(answer)
+    expect(r.out.client).toEqual([`text:${answer}`])
+  })
+
+  it('a server line with two `id` members (or a \\u escape) is written from the parsed message: one id, the one the proxy routed by', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
+    r.client('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
+    r.server('{"jsonrpc":"2.0","id":7,"result":{"content":[]},"id":1}')
+    r.server('{"jsonrpc":"2.0","\\u0069d":9,"result":{"content":[]},"id":2}')
+    expect(r.out.client).toEqual(['parsed:{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', 'parsed:{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'])
+  })
+
+  it('a tools/list answer is never passed as written: the proxy reads it (and filters it with filterList)', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
+    r.server('{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}')
+    expect(r.out.server).toEqual(['parsed:{"jsonrpc":"2.0","id":3,"method":"tools/list"}'])
+    expect(r.out.client).toEqual(['parsed:{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}'])
+  })
+})
