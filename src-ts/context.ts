@@ -30,7 +30,7 @@ let textOf: (c: Caller) => string
 export class Caller {
   /** The context this caller was prepared from (a deep, frozen copy). */
   readonly context: Readonly<CallContext>
-  // held so the native caller (and so its handle) lives exactly as long as this object
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: never read, only held, so the native caller (and so its handle) lives exactly as long as this object
   readonly #native: BindingCaller
   readonly #handle: number
   readonly #text: string

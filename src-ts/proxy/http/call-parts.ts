@@ -75,7 +75,7 @@ export function responsesCallShape(item: Obj): 'text' | 'builtin' | undefined {
   if (t === 'function_call' || t === 'custom_tool_call') return 'text'
   if (t === 'tool_search_call' && item.execution !== 'client') return undefined
   if (SERVER_ITEMS.has(t)) return undefined
-  if (Object.prototype.hasOwnProperty.call(CLIENT_BUILTINS, t)) return 'builtin'
+  if (Object.hasOwn(CLIENT_BUILTINS, t)) return 'builtin'
   if (t.endsWith('_call') && item.call_id !== undefined && item.call_id !== null) return 'builtin'
   return undefined
 }
@@ -86,7 +86,7 @@ export function responsesMember(item: Obj): string {
   if (t === 'function_call') return 'arguments'
   if (t === 'custom_tool_call') return 'input'
   if (t === 'computer_call' && !('action' in item) && 'actions' in item) return 'actions'
-  if (Object.prototype.hasOwnProperty.call(CLIENT_BUILTINS, t)) return CLIENT_BUILTINS[t]
+  if (Object.hasOwn(CLIENT_BUILTINS, t)) return CLIENT_BUILTINS[t]
   return ['arguments', 'action', 'input', 'operation'].find((k) => k in item) ?? 'arguments'
 }
 

@@ -29,7 +29,14 @@ export function upstreamAgents(): UpstreamAgents {
   const o = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const }
   const http = new HttpAgent(o)
   const https = new HttpsAgent(o)
-  return { http, https, destroy: () => (http.destroy(), https.destroy()) }
+  return {
+    http,
+    https,
+    destroy: () => {
+      http.destroy()
+      https.destroy()
+    },
+  }
 }
 
 /** Where a request goes: scheme, host (IPv6 without brackets), port, and the path with its query. */
@@ -159,7 +166,10 @@ class InflateAuto extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     if (this.#inner === undefined) {
-      if (chunk.length === 0) return done()
+      if (chunk.length === 0) {
+        done()
+        return
+      }
       const inner = (chunk[0] & 0x0f) === 0x08 ? createInflate() : createInflateRaw()
       inner.on('data', (d: Buffer) => this.push(d))
       inner.on('error', (err) => this.destroy(err))
@@ -170,7 +180,10 @@ class InflateAuto extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.#inner === undefined) return done()
+    if (this.#inner === undefined) {
+      done()
+      return
+    }
     this.#inner.once('end', () => done())
     this.#inner.end()
   }

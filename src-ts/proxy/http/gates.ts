@@ -26,8 +26,6 @@ import { GateState } from '../../state'
 import type { ToolConfig, ToolGateConfig } from '../../types'
 import type { RequestDialect } from '../../request-dialect'
 
-type Obj = Record<string, unknown>
-
 /** The default number of gates kept. */
 export const DEFAULT_GATE_CACHE = 64
 /** Tool lists longer than this (JSON text) are not remembered by their text (see {@link GateCache.gateFor}). */

@@ -49,7 +49,7 @@ export function decidedAnswer(dialect: AnswerDialect, json: string, calls: reado
   if (parts.length !== calls.length) {
     throw new ToolGateError('E_PAYLOAD', `${dialect} answer: it carries ${parts.length} tool call${parts.length === 1 ? '' : 's'}, the gate decided ${calls.length}; not forwarded`)
   }
-  parts.forEach((p, i) => lineUp(dialect, p, calls[i], i))
+  for (const [i, p] of parts.entries()) lineUp(dialect, p, calls[i], i)
   const refused = refusedOf(calls)
   const receipts: GuardedAnswer['receipts'] = []
   for (const c of calls) if (c.allowed && c.receipt !== undefined) receipts.push({ callId: c.callId, receipt: c.receipt })

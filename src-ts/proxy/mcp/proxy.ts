@@ -7,7 +7,7 @@
 import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 
-import { ToolGate } from '../../gate'
+import type { ToolGate } from '../../gate'
 import type { GateState } from '../../state'
 import type { CallerOption } from '../../context'
 import type { CallContext, GuardOptions, ToolGateConfig, TurnReport, Verdict } from '../../types'
@@ -353,7 +353,7 @@ export class McpProxy {
       gate.guardAsync(text, opts).then((report) => this.#decided(msg, text, gate, report), malformed)
       return
     }
-    let report
+    let report: TurnReport<'mcp'>
     try {
       report = gate.guard(text, opts)
     } catch (err) {
