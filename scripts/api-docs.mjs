@@ -125,7 +125,10 @@ function membersBlock(owner, decl) {
   }
   for (const m of members) {
     const sym = m.name ? checker.getSymbolAtLocation(m.name) : (m.symbol ?? undefined)
-    const doc = sym ? docText(sym) : ''
+    // an overloaded method: each signature with its own doc (the symbol's joins them all)
+    const overloaded = ts.isMethodDeclaration(m) && (sym?.declarations?.length ?? 0) > 1
+    const sig = overloaded ? checker.getSignatureFromDeclaration(m) : undefined
+    const doc = sig ? links(ts.displayPartsToString(sig.getDocumentationComment(checker)).trim()) : sym ? docText(sym) : ''
     out.push(`### \`${memberTitle(owner, m, file)}\``, '')
     out.push('```ts', print(m, file), '```', '')
     if (doc) out.push(doc, '')
