@@ -8,8 +8,8 @@
 //! 1. `guard`, `guard` with `auto` and `filter_tools` never panic.
 //! 2. A report is consistent: allowed ⇔ `arguments` ⇔ `arguments_json`, which parses to the
 //!    arguments; a refusal has a reason and a non-empty message; feedback is present iff some
-//!    call is refused; `payload` is present iff some call was repaired (every codec's argument
-//!    slot leads somewhere).
+//!    call (or the turn) is refused; `payload` is present iff something was written back: every
+//!    repaired call is (every codec's argument slot leads somewhere), a refused one never.
 //! 3. The input re-serialized (`serde_json::from_str` → `to_string`) and guarded again gives the
 //!    same calls (call id, tool, outcome, reason) in the same order.
 //! 4. The repaired payload guarded again gives the same calls, each allowed one `passed` with the
@@ -96,7 +96,6 @@ pub fn run(d: Dialect, data: &[u8]) {
 
 fn consistent(d: Dialect, r: &TurnReport) {
     let mut refused = 0;
-    let mut repaired = 0;
     for c in &r.calls {
         let v = &c.verdict;
         assert_eq!(v.allowed(), v.arguments.is_some(), "{d}: allowed without arguments or refused with: {v:?}");
@@ -109,8 +108,18 @@ fn consistent(d: Dialect, r: &TurnReport) {
             assert!(v.reason.is_some(), "{d}: refusal without a reason: {v:?}");
             assert!(v.message.as_deref().is_some_and(|m| !m.is_empty()), "{d}: refusal without a message: {v:?}");
         }
-        repaired += usize::from(v.outcome == Outcome::Repaired);
     }
-    assert_eq!(refused > 0, !r.feedback.is_empty(), "{d}: feedback present iff some call is refused");
-    assert_eq!(repaired > 0, r.payload.is_some(), "{d}: payload present iff some call was repaired");
+    // a turn refusal (Gemini's MALFORMED_FUNCTION_CALL) is answered in feedback without a call
+    assert_eq!(refused > 0 || !r.turn_refusals.is_empty(), !r.feedback.is_empty(), "{d}: feedback present iff some call or the turn is refused");
+    // written back: every repaired call, and a passed one whose arguments were normalised
+    // (`""` / `null` / missing → `{}`); never a refused one
+    assert_eq!(!r.patches.is_empty(), r.payload.is_some(), "{d}: payload present iff something was written back");
+    for p in &r.patches {
+        assert!(r.calls[p.call].verdict.allowed(), "{d}: a refused call was written back: {p:?}");
+    }
+    for (i, c) in r.calls.iter().enumerate() {
+        if c.verdict.outcome == Outcome::Repaired {
+            assert!(r.patches.iter().any(|p| p.call == i), "{d}: repaired call {i} not written back");
+        }
+    }
 }
