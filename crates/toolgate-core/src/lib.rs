@@ -12,7 +12,6 @@
 #![warn(missing_docs)]
 
 pub mod audit;
-pub mod authorize;
 pub mod config;
 pub mod context;
 pub mod dialect;
@@ -24,7 +23,6 @@ pub mod policy;
 pub mod proxy_config;
 pub mod rate_limit;
 pub mod receipt;
-pub mod record;
 pub mod schema;
 pub mod state;
 pub mod stream;
@@ -34,12 +32,15 @@ pub mod time;
 pub mod turn;
 pub mod verdict;
 
-pub use authorize::{EngineAnswer, Stage, Who};
 pub use config::Config;
 pub use context::CallContext;
 pub use dialect::{Dialect, TurnOptions, TurnRefusal};
 pub use error::GateError;
+pub use gate::who::{EngineAnswer, Stage, Who};
 pub use gate::Gate;
+/// The pipeline after the schema, and what a decision records: parts of [`Gate`], reachable
+/// at their old paths.
+pub use gate::{authorize, record};
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
 pub use turn::{calls_to_wire, DialectChoice, Patch, TurnCall, TurnReport};

@@ -7,13 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::audit::RawArgs;
-use crate::authorize::Who;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
+use crate::gate::record::Origin;
+use crate::gate::who::Who;
 use crate::gate::Gate;
 use crate::json::parse::{parse_payload, ParseError};
 use crate::json::pointer::Seg;
-use crate::record::Origin;
 use crate::verdict::{Outcome, Verdict};
 
 /// One call of a turn and its verdict.
@@ -100,7 +100,7 @@ impl Gate {
     pub fn guard_as(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
         let result = self.guard_inner(choice, payload, opts, who);
         if let (Err(e), Some(log)) = (&result, self.audit()) {
-            if !matches!(who.stage, crate::authorize::Stage::Ask) {
+            if !matches!(who.stage, crate::gate::who::Stage::Ask) {
                 let d = match choice {
                     DialectChoice::Is(d) => Some(d.as_str()),
                     DialectChoice::Auto => None,

@@ -20,7 +20,7 @@ pub(crate) struct Cx<'a> {
     /// The gate deciding the calls.
     pub gate: &'a Gate,
     /// The stream's caller.
-    pub who: crate::authorize::Who<'a>,
+    pub who: crate::gate::who::Who<'a>,
     /// The stream's dialect.
     pub d: Dialect,
     /// The stream's shared state.
@@ -45,7 +45,7 @@ impl Cx<'_> {
         let Some(t) = self.sh.call(i) else { return };
         let keep = self.gate.audit().is_some_and(|a| a.includes_arguments());
         let raw = if keep { crate::audit::RawArgs::Text(&t.text) } else { crate::audit::RawArgs::None };
-        let origin = crate::record::Origin { dialect: Some(self.d), call_id: Some(&t.call_id), tool: &t.tool, raw, started, step: None };
+        let origin = crate::gate::record::Origin { dialect: Some(self.d), call_id: Some(&t.call_id), tool: &t.tool, raw, started, step: None };
         let verdict = self.gate.finish(&self.who.at(i), origin, verdict);
         self.sh.decide(i, verdict);
     }

@@ -23,10 +23,10 @@ mod pydantic_ai;
 
 use serde_json::Value;
 
-use crate::authorize::Stage;
 use crate::context::CallContext;
 use crate::dialect::{Args, Call, Dialect, Found, ProviderCall};
 use crate::error::GateError;
+use crate::gate::who::Stage;
 use crate::gate::Gate;
 use crate::json::parse::{parse_payload, ParseError};
 use crate::json::pointer::Seg;

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
+use super::who::{Stage, Who};
+use super::Gate;
 use crate::audit::{Decision, RawArgs};
-use crate::authorize::{Stage, Who};
 use crate::dialect::Dialect;
-use crate::gate::Gate;
 use crate::receipt::{new_jti, Claims};
 use crate::verdict::{Reason, Verdict};
 

@@ -1,5 +1,9 @@
 //! The gate: compiled once from a config, then answers `check` for every call.
 
+pub mod authorize;
+pub mod record;
+pub mod who;
+
 use std::sync::Arc;
 
 use ahash::AHashMap;
@@ -7,7 +11,6 @@ use ahash::AHashMap;
 use serde_json::{Map, Value};
 
 use crate::audit::{AuditLog, RawArgs};
-use crate::authorize::{Stage, Who};
 use crate::config::{Config, LoopConfig};
 use crate::context::CallContext;
 use crate::error::GateError;
@@ -17,7 +20,6 @@ use crate::json::pointer::to_display;
 use crate::policy::tool::ToolPolicy;
 use crate::policy::Policy;
 use crate::receipt::ReceiptKey;
-use crate::record::Origin;
 use crate::schema::coerce::Repair;
 use crate::schema::flag::{Flag, FlagCode};
 use crate::schema::message::{invalid_message, problems_of, Problem};
@@ -27,6 +29,8 @@ use crate::state::{Level, StateStore};
 use crate::suggest::unknown_tool_message;
 use crate::time::Clock;
 use crate::verdict::{Reason, Verdict};
+use record::Origin;
+use who::{Stage, Who};
 
 /// A declared tool, compiled.
 #[derive(Debug, Clone)]

@@ -5,62 +5,14 @@
 
 use serde_json::{Map, Value};
 
+use super::who::{EngineAnswer, Stage, Who};
+use super::{Gate, Tool};
 use crate::context::CallContext;
-use crate::gate::{Gate, Tool};
 use crate::policy::resource::ResolveError;
 use crate::policy::scope::Scope;
 use crate::policy::RuleVerdict;
 use crate::state::{canonical_key, new_token, stable_canonical_key, LoopCheck, PendingConfirm, Settle, StateError, EVICTED};
 use crate::verdict::{Confirmation, Reason, RulesAnswer, Verdict};
-
-/// What a plugged engine answered for one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineAnswer {
-    /// Allow, even where no rule allowed (never over a built-in deny).
-    Allow,
-    /// Deny (`engine`).
-    Deny,
-    /// Leave the rules' result.
-    Delegate,
-}
-
-/// How far the pipeline runs. Engines live in the host (TypeScript), so a gate with engines
-/// decides in two steps: [`Stage::Ask`] stops where the engines must be asked (no state is read
-/// or written), then [`Stage::Answers`] runs the whole pipeline with their answers.
-#[derive(Debug, Clone, Copy)]
-pub enum Stage<'a> {
-    /// No engines: the whole pipeline.
-    Full,
-    /// Stop at the engine stage: a call the built-ins do not refuse comes back allowed with
-    /// `engine_question` set, and nothing is recorded.
-    Ask,
-    /// The engines' answers, by call index (`check`: one). A missing answer denies (`engine`).
-    Answers(&'a [EngineAnswer]),
-}
-
-/// Who is calling, and how far to run: built once per `check`/`guard`/stream.
-#[derive(Debug, Clone, Copy)]
-pub struct Who<'a> {
-    /// The host's context.
-    pub ctx: &'a CallContext,
-    /// The caller's persona (index into the policy's personas).
-    pub persona: Option<usize>,
-    /// The time of this decision (ms since the Unix epoch).
-    pub now_ms: u64,
-    /// How far to run.
-    pub stage: Stage<'a>,
-    /// Index of the call within its turn (selects the engine answer).
-    pub index: usize,
-    /// Set by `confirm`: the confirmation step is being taken, not asked for.
-    pub confirming: bool,
-}
-
-impl<'a> Who<'a> {
-    /// The same caller deciding call `index` of a turn.
-    pub fn at(&self, index: usize) -> Who<'a> {
-        Who { index, ..*self }
-    }
-}
 
 impl Gate {
     /// Builds the caller of one decision: the persona is found once, the clock read once (not
@@ -313,7 +265,7 @@ impl Gate {
         let started = self.decision_start();
         let (tool, v) = self.confirm_inner(token, who);
         // every confirmation is recorded, refused ones included (an unknown token has no tool)
-        let origin = crate::record::Origin {
+        let origin = super::record::Origin {
             dialect: None,
             call_id: who.ctx.call_id.as_deref(),
             tool: tool.as_deref().unwrap_or(""),
