@@ -7,6 +7,14 @@
 //! Matching never backtracks: literal patterns compare for equality, a literal prefix or suffix
 //! with one star is a `starts_with`/`ends_with`, anything else runs a bit-parallel NFA over the
 //! pattern's positions, one pass over the text: O(text × pattern / 64) in the worst case.
+//!
+//! Why home-made rather than `globset` or `glob` → `regex`: the grammar is the contract's own
+//! (`{subject}` as a literal, `**` as any run of two or more stars, no classes or alternation, so
+//! a model-written `[` or `{` is never syntax), every pattern must compile to a guaranteed linear
+//! matcher with a bounded size, and resource globs decide security. A library would be a
+//! translation layer whose corner cases must equal these exactly; until a differential fuzz
+//! target shows that, this file (with its unit tests and the `condition` fuzz target, which runs
+//! `matches`) stays.
 
 use thiserror::Error;
 

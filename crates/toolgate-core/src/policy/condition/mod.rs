@@ -7,6 +7,12 @@
 //! now.weekday in [1, 2, 3, 4, 5] and now.hour >= 9 and now.hour < 17
 //! resource matches 'file:reports/**'
 //! ```
+//!
+//! Why a hand-written lexer and recursive-descent parser (`lex.rs`, `parse.rs`) rather than a
+//! parser generator: the language is a dozen tokens; errors must name line and column in words
+//! an operator can act on; depth and list sizes are bounded while parsing (config files are
+//! attacker-shaped); and type errors are found at load (`check.rs`). The `condition` fuzz target
+//! runs the parser and the evaluator on arbitrary text.
 
 mod ast;
 mod check;
