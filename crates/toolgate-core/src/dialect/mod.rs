@@ -10,7 +10,7 @@ pub(crate) mod gemini;
 mod langchain;
 mod mcp;
 mod openai;
-mod openai_responses;
+pub(crate) mod openai_responses;
 mod pydantic_ai;
 pub mod shape;
 

@@ -42,12 +42,12 @@ pub struct OpenAiResponses;
 
 const D: Dialect = Dialect::OpenAiResponses;
 
-/// Item types the server executes itself.
-const SERVER_ITEMS: [&str; 7] =
+/// Item types the server executes itself (the stream codec reads the same list).
+pub(crate) const SERVER_ITEMS: [&str; 7] =
     ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
 
 /// Built-in items the host executes: (item type, member holding the action).
-const CLIENT_BUILTINS: [(&str, &str); 5] = [
+pub(crate) const CLIENT_BUILTINS: [(&str, &str); 5] = [
     ("computer_call", "action"),
     ("local_shell_call", "action"),
     ("shell_call", "action"),

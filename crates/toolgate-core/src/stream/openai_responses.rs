@@ -23,23 +23,11 @@ use serde_json::{json, Map, Value};
 
 use super::event::Cx;
 use super::{Assembled, Assembler, Slot};
+use crate::dialect::openai_responses::{CLIENT_BUILTINS, SERVER_ITEMS};
 use crate::dialect::shape::{id_or_index, index, key};
 use crate::dialect::ProviderCall;
 use crate::error::GateError;
 use crate::json::pointer::Seg;
-
-/// Item types the server executes itself (as in the whole-turn codec).
-const SERVER_ITEMS: [&str; 7] =
-    ["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "mcp_approval_request", "program"];
-
-/// Built-in items the host executes, and the member holding their action.
-const CLIENT_BUILTINS: [(&str, &str); 5] = [
-    ("computer_call", "action"),
-    ("local_shell_call", "action"),
-    ("shell_call", "action"),
-    ("apply_patch_call", "operation"),
-    ("tool_search_call", "arguments"),
-];
 
 /// What an output item is to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
