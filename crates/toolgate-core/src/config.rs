@@ -3,14 +3,13 @@
 //! Unknown keys are refused with `E_CONFIG`, never silently ignored: a gate must never look
 //! stricter than it is.
 //!
-//! These types are the one source of the config's shape: the shipped JSON Schema
-//! (`schema/toolgate.config.schema.json`) and the TypeScript types
-//! (`src-ts/config-types.generated.ts`) are generated from them by `npm run gen:config`
-//! (`examples/config_schema.rs`). Doc comments on the types and fields are user-facing: they
-//! become the schema's `description`s and the TypeScript JSDoc. `#[schemars(...)]` attributes
-//! state in the schema what `check` (and the `validate` of the other config modules) refuse in
-//! code, so the schema accepts what the gate accepts; `tsType` / `tsRequired` are read only by
-//! the TypeScript generator and stripped from the shipped schema.
+//! These types are the one source of the config's shape (docs/architecture.md, "Config: one
+//! source"): the shipped JSON Schema and the TypeScript types are generated from them, with the
+//! host blocks' types of `toolgate-host-config`. Doc comments on the types and fields are
+//! user-facing: they become the schema's `description`s and the TypeScript JSDoc.
+//! `#[schemars(...)]` attributes state in the schema what `check` (and the `validate` of the
+//! other config modules) refuse in code, so the schema accepts what the gate accepts; `tsType` /
+//! `tsRequired` are read only by the TypeScript generator and stripped from the shipped schema.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -75,11 +74,16 @@ pub struct Config {
     /// The decision log (docs/audit.md); absent: no records.
     #[serde(default)]
     pub audit: Option<AuditConfig>,
-    /// Settings of the CLI proxies (`toolgate mcp-proxy`, `toolgate proxy`); command-line flags
-    /// win. The library ignores them.
-    // Read by the host only; parsed here so a typo in a proxy setting is `E_CONFIG` too.
+    /// A host block: settings read by hosts, never by the core (docs/architecture.md, "Host
+    /// blocks"). The core keeps it as JSON, unread and unchecked; the hosts check it with the
+    /// `toolgate-host-config` crate after the core compiled the config, so a typo in it is
+    /// `E_CONFIG` too. Its shape and schema are defined there.
+    // Any JSON value, not only an object: the host crate refuses what is not its block, with the
+    // message it always gave (`expected struct ProxyConfig`). The schema generator
+    // (`crates/toolgate-host-config/examples/config_schema.rs`) replaces this placeholder schema.
     #[serde(default)]
-    pub proxy: Option<crate::proxy_config::ProxyConfig>,
+    #[schemars(schema_with = "host_block_schema")]
+    pub proxy: Option<Value>,
     /// Who is calling, from a verified bearer token (docs/identity.md): the servers require it on
     /// every request; `verifyCaller` (`toolgate/identity`) reads it.
     #[serde(default)]
@@ -102,6 +106,11 @@ pub struct Config {
     #[serde(default)]
     #[schemars(schema_with = "schemas_schema")]
     pub schemas: serde_json::Map<String, Value>,
+}
+
+/// A host block (`proxy`): an object whose shape the host crate defines.
+fn host_block_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "object" })
 }
 
 /// `version`: read as a number, refused in `check` unless it is 1.
@@ -637,21 +646,7 @@ impl Default for LimitsConfig {
 impl Config {
     /// Parses a config from JSON text, naming the path of any problem.
     pub fn from_json(text: &str) -> Result<Config, GateError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let msg = inner.to_string();
-            let msg = match msg.find(" at line ") {
-                Some(i) if path != "." => msg[..i].to_string(),
-                _ => msg,
-            };
-            if path == "." {
-                GateError::Config(format!("config: {msg}"))
-            } else {
-                GateError::Config(format!("config at `{path}`: {msg}"))
-            }
-        })?;
+        let config: Config = read_json(text)?;
         config.check()?;
         Ok(config)
     }
@@ -704,9 +699,6 @@ impl Config {
                 ));
             }
         }
-        if let Some(p) = &self.proxy {
-            p.validate()?;
-        }
         if let Some(i) = &self.identity {
             i.validate()?;
         }
@@ -735,6 +727,28 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Reads a `T` from config JSON text with serde, every problem an `E_CONFIG` naming its path
+/// from the root (`` config at `tools[0].writs`: unknown field … ``; `config: …` for one at the
+/// root, with its line and column). [`Config::from_json`] reads with it, and so do the hosts'
+/// readers of their own blocks of the same text, so both word their errors alike.
+pub fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, GateError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.to_string();
+        let msg = match msg.find(" at line ") {
+            Some(i) if path != "." => msg[..i].to_string(),
+            _ => msg,
+        };
+        if path == "." {
+            GateError::Config(format!("config: {msg}"))
+        } else {
+            GateError::Config(format!("config at `{path}`: {msg}"))
+        }
+    })
 }
 
 #[cfg(test)]

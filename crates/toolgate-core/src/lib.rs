@@ -20,7 +20,6 @@ pub mod gate;
 pub mod identity_config;
 pub mod json;
 pub mod policy;
-pub mod proxy_config;
 pub mod rate_limit;
 pub mod receipt;
 pub mod schema;

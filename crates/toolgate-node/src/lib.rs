@@ -162,7 +162,11 @@ impl BindingGate {
         let shared = state.map(|s| Arc::clone(&s.store));
         let redis_config = if shared.is_none() { state::redis_config_of(&config_json) } else { None };
         let learning = learning.unwrap_or(false);
-        match catch_unwind(move || if learning { Gate::from_json_learning(&config_json) } else { Gate::from_json(&config_json) }) {
+        match catch_unwind(move || {
+            let gate = if learning { Gate::from_json_learning(&config_json) } else { Gate::from_json(&config_json) }?;
+            // the core leaves the host blocks (`proxy`) unread: checked once it compiled the config
+            toolgate_host_config::check(&config_json).map(|()| gate)
+        }) {
             Ok(Ok(gate)) => {
                 let mut owned_redis = None;
                 let gate = match (shared, redis_config) {

@@ -74,7 +74,8 @@ impl Gate {
     #[new]
     fn new(py: Python<'_>, config_json: PyBackedStr) -> PyResult<Self> {
         let text: &str = &config_json;
-        let gate = match py.detach(|| catch_unwind(|| CoreGate::from_json(text))) {
+        // the core leaves the host blocks (`proxy`) unread: checked once it compiled the config
+        let gate = match py.detach(|| catch_unwind(|| CoreGate::from_json(text).and_then(|g| toolgate_host_config::check(text).map(|()| g)))) {
             Ok(Ok(gate)) => gate,
             Ok(Err(e)) => return Err(from_core(py, &e)),
             Err(_) => return Err(tool_gate_error(py, "E_CONFIG", "toolgate could not compile this config")),

@@ -1,11 +1,11 @@
-//! `proxy`: settings the CLI proxies read (`toolgate mcp-proxy`, `toolgate proxy`). The core
-//! uses none of them; it parses them so a typo in a proxy setting is `E_CONFIG` like any other
-//! key, and so one config file serves the library and the proxies.
+//! `proxy`: settings the CLI proxies read (`toolgate mcp-proxy`, `toolgate proxy`; docs/proxy.md,
+//! docs/mcp-proxy.md). The core uses none of them and keeps the block as JSON; this crate reads
+//! and checks it, so a typo in a proxy setting is `E_CONFIG` like any other key, and so one
+//! config file serves the library and the proxies.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-
-use crate::error::GateError;
+use toolgate_core::GateError;
 
 /// `proxy`: who the CLI proxies act for and how they reach their upstream. Command-line flags win.
 // `validate` below checks what the schema attributes state.
@@ -108,8 +108,9 @@ pub enum AcceptToolChanges {
 }
 
 impl ProxyConfig {
-    /// Checks the bounds and spellings serde cannot express.
-    pub(crate) fn validate(&self) -> Result<(), GateError> {
+    /// Checks the bounds and spellings serde cannot express: `E_CONFIG` naming the key under
+    /// `proxy`.
+    pub fn validate(&self) -> Result<(), GateError> {
         let bad = |key: &str, what: String| Err(GateError::Config(format!("config at `proxy.{key}`: {what}")));
         if let Some(h) = &self.identity_headers {
             for (key, name) in [("subject", &h.subject), ("roles", &h.roles), ("session", &h.session)] {
@@ -162,23 +163,60 @@ impl ProxyConfig {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Config;
+    use crate::HostBlocks;
+
+    fn message(config: &str) -> String {
+        let e = HostBlocks::from_json(config).unwrap_err();
+        assert_eq!(e.code(), "E_CONFIG");
+        e.to_string()
+    }
 
     #[test]
     fn proxy_section_parses_and_refuses_typos() {
-        let c = Config::from_json(r#"{"tools":[],"proxy":{"subject":"ana","roles":["a"],"acceptToolChanges":["x"],"identityHeaders":{"subject":"x-user"}}}"#)
-            .unwrap();
+        let c =
+            HostBlocks::from_json(r#"{"tools":[],"proxy":{"subject":"ana","roles":["a"],"acceptToolChanges":["x"],"identityHeaders":{"subject":"x-user"}}}"#)
+                .unwrap();
         assert_eq!(c.proxy.unwrap().subject.as_deref(), Some("ana"));
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"subjet":"ana"}}"#).unwrap_err().to_string().contains("subjet"));
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"identityHeaders":{"subject":"X User"}}}"#)
-            .unwrap_err()
-            .to_string()
-            .contains("identityHeaders.subject"));
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"timeoutMs":0}}"#).unwrap_err().to_string().contains("timeoutMs"));
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"acceptToolChanges":"yes"}}"#).is_err());
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstream":"ftp://x"}}"#).unwrap_err().to_string().contains("upstream"));
+        assert!(message(r#"{"tools":[],"proxy":{"subjet":"ana"}}"#).contains("subjet"));
+        assert!(message(r#"{"tools":[],"proxy":{"identityHeaders":{"subject":"X User"}}}"#).contains("identityHeaders.subject"));
+        assert!(message(r#"{"tools":[],"proxy":{"timeoutMs":0}}"#).contains("timeoutMs"));
+        assert!(HostBlocks::from_json(r#"{"tools":[],"proxy":{"acceptToolChanges":"yes"}}"#).is_err());
+        assert!(message(r#"{"tools":[],"proxy":{"upstream":"ftp://x"}}"#).contains("upstream"));
         // `{ "env": … }` takes no other key, like every other config object
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K"},"b":"v"}}}"#).is_ok());
-        assert!(Config::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K","fallback":"x"}}}}"#).is_err());
+        assert!(HostBlocks::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K"},"b":"v"}}}"#).is_ok());
+        assert!(HostBlocks::from_json(r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K","fallback":"x"}}}}"#).is_err());
+    }
+
+    /// The messages are the ones the core gave when it read `proxy` itself (before the block
+    /// moved here), word for word.
+    #[test]
+    fn messages_are_the_cores_of_old() {
+        for (config, want) in [
+            (r#"{"tools":[],"proxy":{"subjet":"ana"}}"#, "config at `proxy.subjet`: unknown field `subjet`, expected one of `subject`, `roles`, `session`, `identityHeaders`, `acceptToolChanges`, `pinsFile`, `upstream`, `timeoutMs`, `maxBodyBytes`, `allowedOrigins`, `bearerTokenEnv`, `upstreamHeaders`"),
+            (r#"{"tools":[],"proxy":{"identityHeaders":{"subject":"X-User"}}}"#, r#"config at `proxy.identityHeaders.subject`: must be a lower-case header name (a-z, 0-9, '-', '_'), got "X-User""#),
+            (r#"{"tools":[],"proxy":{"identityHeaders":{"subjct":"x"}}}"#, "config at `proxy.identityHeaders.subjct`: unknown field `subjct`, expected one of `subject`, `roles`, `session`"),
+            (r#"{"tools":[],"proxy":{"timeoutMs":0}}"#, "config at `proxy.timeoutMs`: must be between 1 and 3600000, got 0"),
+            (r#"{"tools":[],"proxy":{"timeoutMs":-1}}"#, "config at `proxy.timeoutMs`: invalid value: integer `-1`, expected u64"),
+            (r#"{"tools":[],"proxy":{"maxBodyBytes":10}}"#, "config at `proxy.maxBodyBytes`: must be between 1024 and 1073741824, got 10"),
+            (r#"{"tools":[],"proxy":{"acceptToolChanges":"yes"}}"#, "config at `proxy.acceptToolChanges`: data did not match any variant of untagged enum AcceptToolChanges"),
+            (r#"{"tools":[],"proxy":{"upstream":"ftp://x"}}"#, r#"config at `proxy.upstream`: must be an http:// or https:// URL, got "ftp://x""#),
+            (r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":"K","fallback":"x"}}}}"#, "config at `proxy.upstreamHeaders.a`: data did not match any variant of untagged enum HeaderValue"),
+            (r#"{"tools":[],"proxy":{"upstreamHeaders":{"a b":"v"}}}"#, r#"config at `proxy.upstreamHeaders`: "a b" is not a header name"#),
+            (r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":"v\nx"}}}"#, r#"config at `proxy.upstreamHeaders.a`: must be text without line breaks, or { "env": "VAR" }"#),
+            (r#"{"tools":[],"proxy":{"upstreamHeaders":{"a":{"env":""}}}}"#, r#"config at `proxy.upstreamHeaders.a`: must be text without line breaks, or { "env": "VAR" }"#),
+            (r#"{"tools":[],"proxy":{"subject":""}}"#, "config at `proxy.subject`: must not be empty"),
+            (r#"{"tools":[],"proxy":{"pinsFile":""}}"#, "config at `proxy.pinsFile`: must not be empty"),
+            (r#"{"tools":[],"proxy":5}"#, "config at `proxy`: invalid type: integer `5`, expected struct ProxyConfig"),
+            (r#"{"tools":[],"proxy":"x"}"#, r#"config at `proxy`: invalid type: string "x", expected struct ProxyConfig"#),
+            (r#"{"tools":[],"proxy":{"roles":"a"}}"#, r#"config at `proxy.roles`: invalid type: string "a", expected a sequence"#),
+            (r#"{"proxy":{"timeoutMs":0},"tools":[{"name":"a"}]}"#, "config at `proxy.timeoutMs`: must be between 1 and 3600000, got 0"),
+        ] {
+            assert!(toolgate_core::Gate::from_json(config).is_ok(), "the core leaves `proxy` to the host: {config}");
+            assert_eq!(message(config), want, "{config}");
+        }
+        // what the core accepted as a proxy block, this crate accepts
+        for config in [r#"{"tools":[],"proxy":null}"#, r#"{"tools":[],"proxy":{}}"#, r#"{"tools":[],"proxy":[]}"#, r#"{"tools":[]}"#] {
+            assert!(crate::check(config).is_ok(), "{config}");
+        }
     }
 }
