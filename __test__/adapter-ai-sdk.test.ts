@@ -4,8 +4,6 @@
 // arguments, a refused call never reaches its tool and the model reads the gate's refusal as the
 // call's tool result, and the next model request answers every call id exactly once (checked
 // with the loopback upstream's OpenAI and Anthropic pairing rules).
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 
@@ -28,8 +26,7 @@ import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-
 import { normalizeToolSchemas } from '../src-ts/schema-input'
 import { streamTurn, usage } from './helpers/ai-sdk-turns'
 import { anthropicPairingError, chatPairingError } from './helpers/upstream'
-
-const root = join(__dirname, '..')
+import { runExample } from './helpers/tsx-child'
 
 // One tool set, declared once: the zod schemas the AI SDK tools parse with are the gate's too.
 const weatherInput = z.object({ city: z.string(), days: z.number().int().min(1).max(7).optional(), unit: z.enum(['celsius', 'fahrenheit']).optional() })
@@ -514,7 +511,7 @@ describe('arguments', () => {
 
 describe('the example', () => {
   it('examples/ai-sdk.ts runs and prints what its comments say', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'ai-sdk.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('ai-sdk.ts')
     const lines = out.trim().split('\n')
     expect(lines).toEqual([
       'verdict c1 get_weather repaired',

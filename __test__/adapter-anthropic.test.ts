@@ -4,7 +4,6 @@
 // the start of the next user turn, and streams when asked. The gate is real (native binding) with
 // a policy: `send_email` is declared but no rule allows it (`no_rule`), `save_note` writes
 // (`confirm`), `launch_rockets` is not declared (`unknown_tool`).
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -12,8 +11,10 @@ import Anthropic from '@anthropic-ai/sdk'
 import { Stream } from '@anthropic-ai/sdk/streaming'
 import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
 
-import { guardAnthropic, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/anthropic'
+import { guardAnthropic, runToolCalls, toolgateReport, type VerdictInfo } from '../src-ts/adapters/anthropic'
 import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
+import { expectedOutcomes, expectNoToken as expectNoTokenIn, outcomes, recordingHandlers } from './helpers/adapter-loop'
+import { runExample } from './helpers/tsx-child'
 import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
 import { ADAPTER_CONFIG, MESSAGE_TURN } from './helpers/turns'
 
@@ -21,16 +22,9 @@ const config: ToolGateConfig = ADAPTER_CONFIG
 const gate = new ToolGate(config)
 const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
 
-type Args = Record<string, unknown>
 type Json = Record<string, unknown>
 
-const ran: { tool: string; args: Args }[] = []
-const handlers: ToolHandlers = {
-  search: (a) => (ran.push({ tool: 'search', args: a }), { hits: [`${String(a.query)} in action`] }),
-  get_weather: async (a) => (ran.push({ tool: 'get_weather', args: a }), `${String(a.city)}: sunny for ${String(a.days)} days`),
-  send_email: (a) => ran.push({ tool: 'send_email', args: a }),
-  save_note: (a) => ran.push({ tool: 'save_note', args: a }),
-}
+const { ran, handlers } = recordingHandlers({ asyncWeather: true })
 
 const TOOLS: Anthropic.Messages.Tool[] = ['search', 'get_weather', 'send_email', 'save_note', 'launch_rockets'].map((name) => ({
   name,
@@ -38,14 +32,7 @@ const TOOLS: Anthropic.Messages.Tool[] = ['search', 'get_weather', 'send_email',
 }))
 
 const IDS = ['toolu_a', 'toolu_b', 'toolu_c', 'toolu_d', 'toolu_e']
-const EXPECTED = [
-  'toolu_a search passed',
-  'toolu_b get_weather repaired',
-  'toolu_c send_email denied no_rule',
-  'toolu_d launch_rockets rejected unknown_tool',
-  'toolu_e save_note confirm confirm_required',
-]
-const outcomes = (report: TurnReport) => report.calls.map((c) => `${c.callId} ${c.tool} ${c.outcome}${c.reason ? ` ${c.reason}` : ''}`)
+const EXPECTED = expectedOutcomes(IDS)
 
 let upstream: Upstream
 let anthropic: Anthropic
@@ -70,11 +57,7 @@ const toolNames = (body: Json) => (body.tools as { name: string }[] | undefined)
 const user: Anthropic.Messages.MessageParam = { role: 'user', content: 'Find rust books and the Paris weather, mail the CEO, launch, note it.' }
 const params = { model: 'claude-sonnet-5-5', max_tokens: 1024, tools: TOOLS }
 
-function expectNoToken(): void {
-  const token = verdicts.find(([v]) => v.outcome === 'confirm')?.[0].confirmation?.token
-  expect(token).toMatch(/.{8,}/)
-  expect(JSON.stringify(upstream.requests)).not.toContain(token)
-}
+const expectNoToken = (): void => expectNoTokenIn(verdicts, upstream)
 
 describe('messages.create, not streamed', () => {
   it('keeps the client type and instance', () => {
@@ -248,8 +231,7 @@ describe('messages.create, streamed', () => {
 
 describe('examples/anthropic.ts', () => {
   it('runs offline and prints the loop it describes', () => {
-    const root = join(__dirname, '..')
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'anthropic.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('anthropic.ts')
     expect(out).toContain('search passed')
     expect(out).toContain('get_weather repaired')
     expect(out).toContain('delete_repo denied (no_rule)')

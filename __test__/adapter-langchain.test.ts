@@ -3,8 +3,6 @@
 // StateGraph over MessagesAnnotation driven by a scripted chat model (a BaseChatModel subclass
 // that emits tool calls, binds tools, streams, and — like the OpenAI API — refuses a request
 // whose tool calls are not each answered exactly once). Offline: no model, no network.
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 
@@ -19,8 +17,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { gatedToolNode, gateTool, gateTools, toolsFromLangChain, type GatedToolNode, type LangChainVerdictInfo } from '../src-ts/adapters/langchain'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
 import { chatPairingError } from './helpers/upstream'
-
-const root = join(__dirname, '..')
+import { runExample, runScript } from './helpers/tsx-child'
 
 // `@langchain/langgraph/prebuilt` has no types under this repository's node10 resolution: the
 // members used here, written out.
@@ -504,7 +501,7 @@ describe('loading', () => {
       "try { gatedToolNode([], new ToolGate({ tools: [{ name: 'ping' }] })) } catch (e) { error = `${e.code} ${e.message}` }",
       'console.log(JSON.stringify({ loaded, error }))',
     ].join('\n')
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    const out = runScript(script)
     const { loaded, error } = JSON.parse(out) as { loaded: string[]; error: string }
     expect(loaded).toEqual([])
     expect(error).toBe('E_CONFIG gatedToolNode: install @langchain/langgraph (>=1.7.3 <2) to use toolgate/langchain: `npm install @langchain/langgraph`')
@@ -513,7 +510,7 @@ describe('loading', () => {
 
 describe('examples/langchain.ts', () => {
   it('runs offline and prints what happened', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'langchain.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('langchain.ts')
     const lines = out.trim().split('\n')
     expect(lines.slice(0, 3)).toEqual(['gate: call_1 get_weather repaired', 'gate: call_2 read_file denied (no_rule)', 'tool call_1 (success): Oslo: sunny for 3 days'])
     expect(lines[3]).toMatch(/^tool call_2 \(error\): Not permitted: no policy rule allows `read_file`/)

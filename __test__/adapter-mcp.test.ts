@@ -4,8 +4,6 @@
 // middleware would attach it. Allowed, repaired (where the SDK alone would refuse), refused
 // (unknown tool, malformed params, policy per caller, confirm-before-write), tools/list per
 // caller, tools registered after gating, async engines, the error cases, and the example.
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 
@@ -28,8 +26,8 @@ import {
 
 import { gateMcpServer, toolsFromMcpServer, type McpRequestExtra, type McpSubjectFrom, type McpVerdictInfo } from '../src-ts/adapters/mcp'
 import { ToolGate, ToolGateError, type CallContext, type ToolConfig, type ToolGateConfig, type TurnCall } from '../src-ts/index'
+import { runExample, runScript } from './helpers/tsx-child'
 
-const root = join(__dirname, '..')
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] })
 
 const ANA: AuthInfo = { token: 'tok-ana', clientId: 'ana', scopes: ['analyst'] }
@@ -568,14 +566,14 @@ describe('gateMcpServer errors', () => {
 describe('loading', () => {
   it('never loads the MCP SDK (or zod) at runtime: it is only imported for types', () => {
     const script = "require('./src-ts/adapters/mcp.ts'); console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /@modelcontextprotocol|[\\\\/]zod[\\\\/]/.test(k))))"
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    const out = runScript(script)
     expect(JSON.parse(out)).toEqual([])
   })
 })
 
 describe('the example', () => {
   it('examples/mcp.ts runs offline and prints what its comments say', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'mcp.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('mcp.ts')
     const lines = out.trim().split('\n')
     expect(lines[0]).toBe('ana sees: get_weather, read_report, send_email')
     expect(lines[1]).toBe('guest sees: get_weather')

@@ -3,8 +3,6 @@
 // driven by the SDK's own ScriptedModel, and by its real OpenAIResponsesModel /
 // OpenAIChatCompletionsModel talking to the loopback upstream, which refuses a request whose tool
 // calls are not each answered exactly once. Offline: no model, no network.
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
@@ -31,9 +29,9 @@ import {
 } from '../src-ts/adapters/openai-agents'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
 import { startUpstream, type Upstream } from './helpers/upstream'
+import { runExample, runScript } from './helpers/tsx-child'
 
 setTracingDisabled(true)
-const root = join(__dirname, '..')
 
 // ---------------------------------------------------------------------------------------------
 // Tools, the gate, callers
@@ -402,14 +400,14 @@ describe('loading', () => {
       "gateAgentTool({ type: 'function', name: 'ping', invoke: async () => 'pong' }, gate)",
       'console.log(JSON.stringify(Object.keys(require.cache).filter((k) => /@openai[\\\\/]agents/.test(k))))',
     ].join('\n')
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root, encoding: 'utf8' })
+    const out = runScript(script)
     expect(JSON.parse(out)).toEqual([])
   })
 })
 
 describe('examples/openai-agents.ts', () => {
   it('runs offline and prints what happened', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'openai-agents.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('openai-agents.ts')
     const lines = out.trim().split('\n')
     expect(lines.slice(0, 3)).toEqual(['gate: call_1 get_weather repaired', 'gate: call_2 read_file denied (no_rule)', 'tool call_1: Oslo: sunny for 3 days'])
     expect(lines[3]).toMatch(/^tool call_2: Not permitted: no policy rule allows `read_file` on `file:secrets\/keys.txt`/)

@@ -3,15 +3,14 @@
 // results do not answer every call id exactly once, and streams when asked. The gate is real
 // (native binding) with a policy: `send_email` is declared but no rule allows it (`no_rule`),
 // `save_note` writes (`confirm`), `launch_rockets` is not declared (`unknown_tool`).
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
-
 import OpenAI from 'openai'
 import { Stream } from 'openai/streaming'
 import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest'
 
 import { guardOpenAI, runToolCalls, toolgateReport, type ToolHandlers, type VerdictInfo } from '../src-ts/adapters/openai'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
+import { expectedOutcomes as EXPECTED, expectNoToken as expectNoTokenIn, outcomes, recordingHandlers } from './helpers/adapter-loop'
+import { runExample } from './helpers/tsx-child'
 import { startUpstream, type Upstream } from './helpers/upstream'
 import { ADAPTER_CONFIG, CHAT_TURN, RESPONSES_TURN } from './helpers/turns'
 
@@ -19,17 +18,10 @@ const config: ToolGateConfig = ADAPTER_CONFIG
 const gate = new ToolGate(config)
 const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
 
-type Args = Record<string, unknown>
 type Json = Record<string, unknown>
 
 /** The host's tools; each records what it ran with. */
-const ran: { tool: string; args: Args }[] = []
-const handlers: ToolHandlers = {
-  search: (a) => (ran.push({ tool: 'search', args: a }), { hits: [`${String(a.query)} in action`] }),
-  get_weather: (a) => (ran.push({ tool: 'get_weather', args: a }), `${String(a.city)}: sunny for ${String(a.days)} days`),
-  send_email: (a) => ran.push({ tool: 'send_email', args: a }),
-  save_note: (a) => ran.push({ tool: 'save_note', args: a }),
-}
+const { ran, handlers } = recordingHandlers()
 
 const fn = (name: string): OpenAI.Chat.Completions.ChatCompletionFunctionTool => ({ type: 'function', function: { name, parameters: { type: 'object' } } })
 const CHAT_TOOLS = ['search', 'get_weather', 'send_email', 'save_note', 'launch_rockets'].map(fn)
@@ -39,15 +31,6 @@ const RESPONSES_TOOLS: OpenAI.Responses.FunctionTool[] = ['search', 'get_weather
   parameters: { type: 'object' },
   strict: false,
 }))
-
-const EXPECTED = (ids: string[]) => [
-  `${ids[0]} search passed`,
-  `${ids[1]} get_weather repaired`,
-  `${ids[2]} send_email denied no_rule`,
-  `${ids[3]} launch_rockets rejected unknown_tool`,
-  `${ids[4]} save_note confirm confirm_required`,
-]
-const outcomes = (report: TurnReport) => report.calls.map((c) => `${c.callId} ${c.tool} ${c.outcome}${c.reason ? ` ${c.reason}` : ''}`)
 
 let upstream: Upstream
 let openai: OpenAI
@@ -72,11 +55,7 @@ const toolNames = (body: Json) => (body.tools as { function?: { name: string }; 
 const user: OpenAI.Chat.Completions.ChatCompletionMessageParam = { role: 'user', content: 'Find rust books and the Paris weather, mail the CEO, launch, note it.' }
 
 /** Every model-facing text a request carried; the confirmation token must never be in it. */
-function expectNoToken(): void {
-  const token = verdicts.find(([v]) => v.outcome === 'confirm')?.[0].confirmation?.token
-  expect(token).toMatch(/.{8,}/)
-  expect(JSON.stringify(upstream.requests)).not.toContain(token)
-}
+const expectNoToken = (): void => expectNoTokenIn(verdicts, upstream)
 
 describe('chat.completions.create, not streamed', () => {
   it('keeps the client type and instance', () => {
@@ -343,8 +322,7 @@ describe('responses.create', () => {
 
 describe('examples/openai.ts', () => {
   it('runs offline and prints the loop it describes', () => {
-    const root = join(__dirname, '..')
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'openai.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('openai.ts')
     expect(out).toContain('search passed')
     expect(out).toContain('get_weather repaired')
     expect(out).toContain('delete_repo denied (no_rule)')

@@ -3,7 +3,7 @@
 // Cedar forbids restrict them, a built-in deny stays final, and where no Cedar policy applies the
 // rules' result stands. Also the request mapping (principal, context, arguments as Cedar values),
 // failing closed, construction errors, the async paths, the example, and the cost per decision.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest'
 
 import { cedarEngine, type CedarEngineOptions, type CedarWasm } from '../src-ts/engines/cedar'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type Verdict } from '../src-ts/index'
+import { runExample } from './helpers/tsx-child'
 
 // the package's own types: this also checks that the real module satisfies `CedarWasm`
 const cedarWasm = require('@cedar-policy/cedar-wasm/nodejs') as typeof import('@cedar-policy/cedar-wasm/nodejs')
@@ -306,7 +307,7 @@ describe('sync and async paths', () => {
 
 describe('the example and the cost', () => {
   it('examples/cedar.ts runs and prints what its labels say', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'cedar.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('cedar.ts')
     const lines = out.trim().split('\n').map((l) => l.replace(/\s+/g, ' ').trim())
     expect(lines).toEqual([
       'alice reads her own notes (Cedar permits) passed',

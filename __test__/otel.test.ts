@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest'
 
 import { otelAudit, withOtel, type OtelAuditOptions } from '../src-ts/adapters/otel'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig } from '../src-ts/index'
+import { runExample } from './helpers/tsx-child'
 
 const root = join(__dirname, '..')
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
@@ -445,7 +446,7 @@ describe('loading', () => {
 
 describe('the example', () => {
   it('examples/otel.ts runs offline and prints the spans and metrics it describes', () => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', join(root, 'examples', 'otel.ts')], { cwd: root, encoding: 'utf8' })
+    const out = runExample('otel.ts')
     const lines = out.trim().split('\n')
     expect(lines).toEqual([
       'toolgate.decision search passed coercions=0 call=call_1',
