@@ -14,9 +14,10 @@
  * then timing of every case on both sides — including the cases the baseline gets wrong, so both
  * sides always do the same calls. Figures go to stdout and to bench/results/check.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { arch, cpus, platform } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { here, num, run, writeResult } from './harness.js'
 import { deepEqual, makePeer, type PeerConfig } from './peer.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -57,20 +58,7 @@ interface Answer {
 
 type CheckFn = (tool: string, args: string) => { outcome: string }
 
-// The package is CommonJS (tsx gives __dirname); under ESM fall back to the working directory.
-const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
-const argv = new Set(process.argv.slice(2))
-const QUICK = argv.has('--quick')
-const PEER_ONLY = argv.has('--peer-only')
-const num = (name: string, dflt: number, quick: number): number => {
-  const v = process.env[name]
-  if (v !== undefined && v !== '') {
-    const n = Number(v)
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${v}`)
-    return n
-  }
-  return QUICK ? quick : dflt
-}
+const PEER_ONLY = process.argv.slice(2).includes('--peer-only')
 const WARMUP = num('BENCH_WARMUP', 2000, 200)
 const ROUNDS = num('BENCH_ROUNDS', 200, 20)
 const PASSES = num('BENCH_PASSES', 5, 2)
@@ -462,15 +450,7 @@ async function main(): Promise<void> {
     },
     tinybench: { timeMsPerTask: TB_TIME, callsPerIteration: N, tasks: tinybench, ratioMean: tbRatio ?? null },
   }
-  const resultsDir = join(here, 'results')
-  mkdirSync(resultsDir, { recursive: true })
-  const file = join(resultsDir, 'check.json')
-  writeFileSync(file, JSON.stringify(out, null, 2) + '\n')
-  console.log('')
-  console.log(`wrote ${file}  (sink ${sink % 1000})`)
+  writeResult('check', out, sink)
 }
 
-main().catch((e: unknown) => {
-  console.error(e)
-  process.exit(1)
-})
+run(main)

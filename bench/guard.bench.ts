@@ -13,17 +13,16 @@
  * if they differ; then every side is timed on the same text. Figures go to stdout and to
  * bench/results/guard.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { arch, cpus, platform } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { Bench } from 'tinybench'
 
 import { makeTurnPeer, type PeerTurn } from './guard-peer.js'
+import { here, num, run, writeResult } from './harness.js'
 import { deepEqual, type PeerConfig } from './peer.js'
 
-const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
-const QUICK = process.argv.includes('--quick')
-const TB_TIME = Number(process.env.BENCH_TIME ?? (QUICK ? 300 : 2000))
+const TB_TIME = num('BENCH_TIME', 2000, 300)
 /** The issue's target: one three-call turn through `gate.guard`, p50. */
 const TARGET_P50_NS = 10_000
 
@@ -138,14 +137,7 @@ async function main(): Promise<void> {
     ratios,
     targetP50NsPerTurn: TARGET_P50_NS,
   }
-  mkdirSync(join(here, 'results'), { recursive: true })
-  const file = join(here, 'results', 'guard.json')
-  writeFileSync(file, JSON.stringify(out, null, 2) + '\n')
-  console.log('')
-  console.log(`wrote ${file}  (sink ${sink % 1000})`)
+  writeResult('guard', out, sink)
 }
 
-main().catch((e: unknown) => {
-  console.error(e)
-  process.exit(1)
-})
+run(main)

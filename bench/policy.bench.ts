@@ -27,22 +27,13 @@
  * interleaved per-call timing of the four variants, then tinybench. Figures go to stdout and to
  * bench/results/policy.json.
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { arch, cpus, loadavg, platform } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { Bench } from 'tinybench'
 
-const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
-const QUICK = process.argv.includes('--quick')
-const num = (name: string, dflt: number, quick: number): number => {
-  const v = process.env[name]
-  if (v !== undefined && v !== '') {
-    const n = Number(v)
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${v}`)
-    return n
-  }
-  return QUICK ? quick : dflt
-}
+import { here, num, run, writeResult } from './harness.js'
+
 const WARMUP = num('BENCH_WARMUP', 20_000, 2_000)
 const ROUNDS = num('BENCH_ROUNDS', 300, 30)
 const CALLS = num('BENCH_CALLS', 400, 200)
@@ -323,14 +314,7 @@ async function main(): Promise<void> {
     targetAddedP50Ns: TARGET_ADDED_P50_NS,
     tinybench: { timeMsPerTask: TB_TIME, tasks: tb },
   }
-  mkdirSync(join(here, 'results'), { recursive: true })
-  const file = join(here, 'results', 'policy.json')
-  writeFileSync(file, JSON.stringify(out, null, 2) + '\n')
-  console.log('')
-  console.log(`wrote ${file}  (sink ${sink % 1000})`)
+  writeResult('policy', out, sink)
 }
 
-main().catch((e: unknown) => {
-  console.error(e)
-  process.exit(1)
-})
+run(main)

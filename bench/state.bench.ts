@@ -23,17 +23,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { Bench } from 'tinybench'
 import { ToolGate } from '../src-ts/index'
 import { redisCommand, startRedis } from '../__test__/helpers/redis'
+import { here, num, run } from './harness.js'
 
-const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
-const QUICK = process.argv.includes('--quick')
-const num = (name: string, dflt: number, quick: number): number => {
-  const v = process.env[name]
-  return v !== undefined && v !== '' ? Number(v) : QUICK ? quick : dflt
-}
 const CALLS = num('BENCH_CALLS', 2000, 200)
 const ROUNDS = num('BENCH_ROUNDS', 10, 3)
 const TB_TIME = num('BENCH_TIME', 2000, 300)
@@ -112,7 +107,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  console.error(e)
-  process.exit(1)
-})
+run(main)
