@@ -313,26 +313,28 @@ fn clean_integer(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
+/// Moves `i` past the ASCII digits at `b[i..]`; how many there were.
+fn digits(b: &[u8], i: &mut usize) -> usize {
+    let start = *i;
+    while *i < b.len() && b[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    *i - start
+}
+
 /// A string that is exactly a JSON number literal with a finite value. Integral values that
 /// fit in 64 bits come back as integers (`"1e3"` → `1000`).
 fn json_number(s: &str) -> Option<Number> {
     let b = s.as_bytes();
     let mut i = usize::from(b.first() == Some(&b'-'));
     let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let int_len = i - int_start;
+    let int_len = digits(b, &mut i);
     if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
         return None;
     }
     if i < b.len() && b[i] == b'.' {
         i += 1;
-        let s0 = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == s0 {
+        if digits(b, &mut i) == 0 {
             return None;
         }
     }
@@ -341,11 +343,7 @@ fn json_number(s: &str) -> Option<Number> {
         if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
             i += 1;
         }
-        let s0 = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == s0 {
+        if digits(b, &mut i) == 0 {
             return None;
         }
     }

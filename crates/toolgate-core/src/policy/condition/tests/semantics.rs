@@ -118,21 +118,9 @@ fn missing_never_satisfies() {
     for src in ["purpose != 'x'", "tool != 'x'", "action == 'read_file'", "resource matches '**'", "subject != 'bob'", "roles has 'analyst'"] {
         assert_eq!(eval_in(src, &f), False, "{src}");
     }
-    let empty = Facts::new();
-    let none = crate::policy::scope::Scope {
-        roles: &[],
-        identity: None,
-        purpose: None,
-        context: None,
-        subject: None,
-        tool: None,
-        action: None,
-        resource: None,
-        resource_folded: false,
-        args: None,
-        listing: false,
-        now_ms: empty.now_ms,
-    };
+    // a caller with nothing set, and no call: every fact absent
+    let nobody = crate::CallContext::default();
+    let none = crate::policy::caller_scope(&nobody, Facts::new().now_ms);
     for src in ["identity.a == 1", "context.a != 'x'", "args.a != 1", "identity.a"] {
         assert_eq!(Condition::parse(src).unwrap().eval(&none), False, "{src}");
     }
