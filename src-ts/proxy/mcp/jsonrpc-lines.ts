@@ -2,6 +2,7 @@
 // no embedded newlines. Lines are bounded: a line longer than `maxLineBytes` is never buffered
 // whole; the reader keeps only its first and last few KiB (enough to find its `method` and `id`)
 // and reports it as oversized.
+import { isAscii } from 'node:buffer'
 import type { Readable, Writable } from 'node:stream'
 
 /** What the reader hands over: a complete line, or the report of one that was too long. */
@@ -25,16 +26,30 @@ export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: Li
   let over: { head: Buffer; bytes: number; tail: Buffer } | undefined
   let ended = false
 
-  const finish = (chunkTail: Buffer | undefined) => {
+  /** More bytes of the oversized line being skipped. */
+  const skip = (o: { head: Buffer; bytes: number; tail: Buffer }, bytes: Buffer) => {
+    o.bytes += bytes.length
+    if (o.head.length < KEEP) o.head = Buffer.concat([o.head, bytes.subarray(0, KEEP - o.head.length)])
+    const t = o.tail.length + bytes.length > KEEP ? Buffer.concat([o.tail, bytes.subarray(Math.max(0, bytes.length - KEEP))]) : Buffer.concat([o.tail, bytes])
+    o.tail = t.subarray(Math.max(0, t.length - KEEP))
+  }
+
+  /** The line buffered so far ends here, with `rest` (the bytes of this chunk before the newline). */
+  const finish = (rest: Buffer | undefined) => {
     if (over) {
-      const tail = chunkTail ? Buffer.concat([over.tail, chunkTail]) : over.tail
-      const bytes = over.bytes + (chunkTail?.length ?? 0)
-      onEvent({ kind: 'oversized', bytes, head: over.head.toString('utf8'), tail: tail.subarray(Math.max(0, tail.length - KEEP)).toString('utf8') })
+      const o = over
       over = undefined
+      if (rest) skip(o, rest)
+      let { bytes, tail } = o
+      if (tail.length > 0 && tail[tail.length - 1] === 0x0d) {
+        tail = tail.subarray(0, tail.length - 1)
+        bytes--
+      }
+      onEvent({ kind: 'oversized', bytes, head: o.head.subarray(0, Math.min(KEEP, bytes)).toString('utf8'), tail: tail.toString('utf8') })
       return
     }
     let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
-    if (chunkTail) buf = buf.length === 0 ? chunkTail : Buffer.concat([buf, chunkTail])
+    if (rest) buf = buf.length === 0 ? rest : Buffer.concat([buf, rest])
     parts = []
     size = 0
     if (buf.length > 0 && buf[buf.length - 1] === 0x0d) buf = buf.subarray(0, buf.length - 1)
@@ -46,11 +61,10 @@ export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: Li
     if (text.trim() !== '') onEvent({ kind: 'line', text })
   }
 
+  /** Bytes of a line that goes on in a later chunk. */
   const take = (chunk: Buffer) => {
     if (over) {
-      over.bytes += chunk.length
-      const t = Buffer.concat([over.tail, chunk])
-      over.tail = t.subarray(Math.max(0, t.length - KEEP))
+      skip(over, chunk)
       return
     }
     parts.push(chunk)
@@ -63,18 +77,48 @@ export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: Li
     }
   }
 
+  // Whole lines of plain ASCII (the common case) are decoded once per chunk, as one string, and
+  // split there: no Buffer and no decode per line, and a line's length in characters is its
+  // length in bytes. The rest (a line begun in an earlier chunk, a byte over 0x7f) goes through
+  // `finish`, byte by byte.
+  const fast = (s: string) => {
+    let i = 0
+    for (;;) {
+      let j = s.indexOf('\n', i)
+      if (j < 0) j = s.length
+      const e = j > i && s.charCodeAt(j - 1) === 0x0d ? j - 1 : j
+      if (e - i > maxLineBytes) {
+        onEvent({ kind: 'oversized', bytes: e - i, head: s.slice(i, i + KEEP), tail: s.slice(Math.max(i, e - KEEP), e) })
+      } else if (e > i) {
+        const text = s.slice(i, e)
+        if (s.charCodeAt(i) === 0x7b || text.trim() !== '') onEvent({ kind: 'line', text })
+      }
+      if (j >= s.length) return
+      i = j + 1
+    }
+  }
+
   input.on('data', (data: Buffer | string) => {
     let chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
-    for (;;) {
-      const i = chunk.indexOf(NL)
-      if (i < 0) break
-      const piece = chunk.subarray(0, i)
-      if (over) {
-        over.bytes += piece.length
-        finish(piece.subarray(Math.max(0, piece.length - KEEP)))
-      } else {
-        finish(piece)
+    let i = chunk.indexOf(NL)
+    if (i >= 0 && (size > 0 || over)) {
+      // the newline ends a line begun in an earlier chunk
+      finish(chunk.subarray(0, i))
+      chunk = chunk.subarray(i + 1)
+      i = chunk.indexOf(NL)
+    }
+    if (i >= 0) {
+      const last = chunk.lastIndexOf(NL)
+      const whole = chunk.subarray(0, last)
+      if (isAscii(whole)) {
+        fast(whole.toString('latin1'))
+        chunk = chunk.subarray(last + 1)
       }
+    }
+    for (;;) {
+      i = chunk.indexOf(NL)
+      if (i < 0) break
+      finish(chunk.subarray(0, i))
       chunk = chunk.subarray(i + 1)
     }
     if (chunk.length > 0) take(chunk)
