@@ -17,8 +17,9 @@
 import { readFileSync } from 'node:fs'
 import { arch, cpus, platform } from 'node:os'
 import { join } from 'node:path'
-import { here, num, run, writeResult } from './harness.js'
+import { fmt, here, lpad, num, pad, run, writeResult } from './harness.js'
 import { deepEqual, makePeer, type PeerConfig } from './peer.js'
+import { quantile, timerOverheadNs } from './timing.js'
 
 // ---------------------------------------------------------------------------------------------
 // Corpus
@@ -67,38 +68,17 @@ const TB_TIME = num('BENCH_TIME', 2000, 300)
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length))
-const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
 const short = (v: unknown, max = 90) => {
   const s = JSON.stringify(v) ?? String(v)
   return s.length > max ? s.slice(0, max - 1) + '…' : s
 }
 const sortedCodes = (codes: string[]) => [...codes].sort()
 
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]
-}
-
 function summarize(samples: number[], overhead: number) {
   const a = Float64Array.from(samples, (x) => Math.max(0, x - overhead)).sort()
   let sum = 0
   for (const x of a) sum += x
   return { n: a.length, mean: sum / a.length, p50: quantile(a, 0.5), p90: quantile(a, 0.9), p99: quantile(a, 0.99), max: a[a.length - 1] }
-}
-
-/** Median cost of an empty `hrtime.bigint()` pair: subtracted from per-call samples. */
-function timerOverheadNs(): number {
-  const n = 200_000
-  const s = new Float64Array(n)
-  for (let i = 0; i < n; i++) {
-    const t0 = process.hrtime.bigint()
-    const t1 = process.hrtime.bigint()
-    s[i] = Number(t1 - t0)
-  }
-  s.sort()
-  return s[n >> 1]
 }
 
 function answer(fn: () => { outcome: string; arguments?: Record<string, unknown> }): Answer {

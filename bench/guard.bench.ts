@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { Bench } from 'tinybench'
 
 import { makeTurnPeer, type PeerTurn } from './guard-peer.js'
-import { here, num, run, writeResult } from './harness.js'
+import { fmt, here, lpad, num, pad, run, writeResult } from './harness.js'
 import { deepEqual, type PeerConfig } from './peer.js'
 
 const TB_TIME = num('BENCH_TIME', 2000, 300)
@@ -39,10 +39,6 @@ interface ReportLike {
   payload: unknown
   feedback: unknown[]
 }
-
-const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length))
-const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
 
 /** Messages masked (the two sides word refusals differently) and OpenAI `arguments` strings parsed. */
 function normalize(v: unknown, messages: Set<string>): unknown {

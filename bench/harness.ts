@@ -1,7 +1,7 @@
 /**
  * What the decision benches (check, guard, policy, state) share around their measurements: where
- * bench/ is, `--quick`, sizes read from the environment, the results file they write, and how a
- * failure ends the run.
+ * bench/ is, `--quick`, sizes read from the environment, the columns they print, the results file
+ * they write, and how a failure ends the run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -22,6 +22,13 @@ export function num(name: string, dflt: number, quick: number): number {
   }
   return QUICK ? quick : dflt
 }
+
+/** `s` left-aligned in `n` columns, cut to `n`. */
+export const pad = (s: string, n: number): string => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length))
+/** `s` right-aligned in `n` columns (never cut). */
+export const lpad = (s: string, n: number): string => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
+/** `n` with `digits` decimals; `n/a` for NaN or an infinity. */
+export const fmt = (n: number, digits = 0): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
 
 /**
  * Writes `result` as bench/results/`<name>`.json (pretty, one trailing newline) and prints where,

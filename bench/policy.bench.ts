@@ -32,7 +32,8 @@ import { arch, cpus, loadavg, platform } from 'node:os'
 import { join } from 'node:path'
 import { Bench } from 'tinybench'
 
-import { here, num, run, writeResult } from './harness.js'
+import { here, lpad, num, pad, run, writeResult } from './harness.js'
+import { quantile, timerOverheadNs } from './timing.js'
 
 const WARMUP = num('BENCH_WARMUP', 20_000, 2_000)
 const ROUNDS = num('BENCH_ROUNDS', 300, 30)
@@ -132,28 +133,8 @@ function fingerprint(s: string): string {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length))
-const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s)
 const us = (ns: number, digits = 3) => (Number.isFinite(ns) ? (ns / 1000).toFixed(digits) : 'n/a')
 const sus = (ns: number) => (ns >= 0 ? '+' : '') + us(ns)
-
-function quantile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]
-}
-
-/** Median cost of an empty `hrtime.bigint()` pair: subtracted from per-call samples. */
-function timerOverheadNs(): number {
-  const n = 200_000
-  const s = new Float64Array(n)
-  for (let i = 0; i < n; i++) {
-    const t0 = process.hrtime.bigint()
-    const t1 = process.hrtime.bigint()
-    s[i] = Number(t1 - t0)
-  }
-  s.sort()
-  return s[n >> 1]
-}
 
 interface VerdictLike { outcome: string; reason?: string; action?: string; resource?: string; message?: string }
 interface Stat { p50: number; p90: number; p99: number; mean: number; n: number }
