@@ -85,8 +85,51 @@ export const OVERLOADED = -32001
 const LIST_TIMEOUT_MS = 10_000
 
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
-/** Client and server ids of the same value but different types are different ids. */
-const idKey = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
+
+/** What the proxy remembers of a client request in flight to the server. */
+interface PendingRequest {
+  method: string
+  /** A `tools/list` for a later page (its answer adds to the tools, not replaces them). */
+  cursor: boolean
+}
+/** The entry of every forwarded `tools/call` (one object, shared). */
+const CALL: PendingRequest = Object.freeze({ method: 'tools/call', cursor: false })
+
+/**
+ * Client requests in flight, by id. Number and string ids are kept apart (client and server ids
+ * of the same value but different types are different ids), each by its own value: no key
+ * string is made per request.
+ */
+class PendingRequests {
+  readonly #num = new Map<number, PendingRequest>()
+  readonly #str = new Map<string, PendingRequest>()
+
+  get size(): number {
+    return this.#num.size + this.#str.size
+  }
+
+  get(id: RpcId): PendingRequest | undefined {
+    return typeof id === 'number' ? this.#num.get(id) : this.#str.get(id)
+  }
+
+  set(id: RpcId, p: PendingRequest): void {
+    if (typeof id === 'number') this.#num.set(id, p)
+    else this.#str.set(id, p)
+  }
+
+  delete(id: RpcId): void {
+    if (typeof id === 'number') this.#num.delete(id)
+    else this.#str.delete(id)
+  }
+
+  /** Every id in flight, and empties the table. */
+  drain(): RpcId[] {
+    const ids: RpcId[] = [...this.#num.keys(), ...this.#str.keys()]
+    this.#num.clear()
+    this.#str.clear()
+    return ids
+  }
+}
 
 /**
  * The proxy as a message router. Feed it every message each side sends ({@link fromClient},
@@ -115,8 +158,8 @@ export class McpProxy {
   readonly #log: (line: string) => void
   readonly #ownPrefix = `toolgate-${randomUUID()}-`
   #ownSeq = 0
-  /** Client requests forwarded to the server and not yet answered: key → the request's method and id. */
-  readonly #pending = new Map<string, { id: RpcId; method: string; cursor: boolean }>()
+  /** Client requests forwarded to the server and not yet answered: id → the request's method. */
+  readonly #pending = new PendingRequests()
   /** The proxy's own tools/list requests in flight: id → whether it was the first page. */
   readonly #own = new Map<string, boolean>()
   /** The server's tools as learned, pinned, and the gate built from them. */
@@ -127,7 +170,7 @@ export class McpProxy {
   /** Client messages held while the proxy's own listing is in flight. */
   #held: Msg[] | undefined
   #protocolVersion: string | undefined
-  #initializeId: string | undefined
+  #initializeId: RpcId | undefined
   #serverHasTools = false
   /** Whether the client's `notifications/initialized` went through. */
   #initialized: 'sent' | undefined
@@ -135,10 +178,13 @@ export class McpProxy {
   #closed = false
   #closedWhy = 'the MCP server went away'
   /** The options of every `tools/call` guard, with the caller prepared once: rebuilt only when
-   *  the protocol version or the context (`opts.context`, which a listener sets per message) changes. */
+   *  the context (`opts.context`, which a listener sets per message) changes. No protocol
+   *  version: the gate reads it only for a batch, and the proxy guards one message at a time. */
   #guardOpts: GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption
   /** The context {@link #guardOpts} was made for. */
   #guardCtx: CallContext | undefined
+  /** The state store is remote (Redis): calls are decided off the event loop. Fixed for the tool set's life. */
+  readonly #remote: boolean
 
   constructor(opts: McpProxyOptions, sinks: McpProxySinks) {
     this.#opts = opts
@@ -148,6 +194,7 @@ export class McpProxy {
     const config = opts.reloads !== undefined ? opts.reloads.config : opts.config
     this.#tools = new McpToolSet({ config, allowlist: opts.filterList === true, pins: opts.pins ?? new ToolPins(), log: this.#log, state: opts.state })
     opts.reloads?.track(this.#tools)
+    this.#remote = this.#tools.state.remote
     this.#guardCtx = opts.context
     this.#guardOpts = this.#makeGuardOpts()
     this.#confirm = new McpConfirmations(
@@ -161,14 +208,13 @@ export class McpProxy {
     return this.#tools.gate
   }
 
-  /** Guard options for the current protocol version and context: the caller prepared (a context the gate cannot read is spread instead, and each guard refuses its call as before). */
+  /** Guard options for the current context: the caller prepared (a context the gate cannot read is spread instead, and each guard refuses its call as before). */
   #makeGuardOpts(): GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption {
-    const pv = this.#protocolVersion === undefined ? {} : { protocolVersion: this.#protocolVersion }
     const ctx = this.#guardCtx
     try {
-      return { dialect: 'mcp', ...pv, caller: this.#tools.gate.caller(ctx ?? {}) }
+      return { dialect: 'mcp', caller: this.#tools.gate.caller(ctx ?? {}) }
     } catch {
-      return { dialect: 'mcp', ...pv, ...ctx }
+      return { dialect: 'mcp', ...ctx }
     }
   }
 
@@ -211,10 +257,10 @@ export class McpProxy {
       const s = sniffOversized(e.head, e.tail)
       this.#log(`server message of ${e.bytes} bytes is over the limit; not forwarded`)
       if (s.id !== undefined) {
-        const p = this.#pending.get(idKey(s.id))
+        const p = this.#pending.get(s.id)
         if (p && !s.method) {
-          this.#pending.delete(idKey(s.id))
-          this.#sinks.toClient(rpcError(p.id, INVALID_REQUEST, `toolgate: the server's answer was ${e.bytes} bytes, over the proxy's limit (--max-message-bytes)`))
+          this.#pending.delete(s.id)
+          this.#sinks.toClient(rpcError(s.id, INVALID_REQUEST, `toolgate: the server's answer was ${e.bytes} bytes, over the proxy's limit (--max-message-bytes)`))
         } else if (typeof s.id === 'string' && this.#own.has(s.id)) {
           this.#ownFailed(s.id)
         } else if (s.method) {
@@ -299,8 +345,8 @@ export class McpProxy {
       if (isId(id)) {
         if (!this.#room(id)) return
         const cursor = isObject(msg.params) && msg.params.cursor !== undefined
-        this.#pending.set(idKey(id), { id, method, cursor })
-        if (method === 'initialize') this.#initializeId = idKey(id)
+        this.#pending.set(id, { method, cursor })
+        if (method === 'initialize') this.#initializeId = id
       }
       if (method === 'initialize') this.#confirm.clientInitialize(msg.params)
       this.#sinks.toServer(msg)
@@ -310,7 +356,7 @@ export class McpProxy {
       // a call waiting for the user's approval never reached the server: the proxy drops it
       if (this.#confirm.cancelled(msg.params.requestId)) return
       // the server may never answer a cancelled request: nothing to fail for it later
-      this.#pending.delete(idKey(msg.params.requestId))
+      this.#pending.delete(msg.params.requestId)
     }
     this.#sinks.toServer(msg)
     if (method === 'notifications/initialized' && this.#initialized === undefined) {
@@ -348,7 +394,7 @@ export class McpProxy {
       this.#guardOpts = this.#makeGuardOpts()
     }
     const opts = this.#guardOpts
-    if (this.#tools.state.remote) {
+    if (this.#remote) {
       // state in Redis: decided off the event loop, then forwarded (docs/state.md)
       gate.guardAsync(text, opts).then((report) => this.#decided(msg, text, gate, report), malformed)
       return
@@ -368,7 +414,7 @@ export class McpProxy {
     const first = report.calls[0]
     if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
       const ctx = this.#opts.context
-      const remote = this.#tools.state.remote
+      const remote = this.#remote
       this.#confirm.ask(msg, msg.id, first, (token) => (remote ? gate.confirmAsync(token, ctx) : gate.confirm(token, ctx)))
       return
     }
@@ -381,7 +427,7 @@ export class McpProxy {
     if (call?.outcome === 'repaired') this.#log(`repaired ${call.tool} (id ${call.callId}): ${call.flags.map((f) => `${f.code} ${f.path}`).join(', ')}`)
     const id = msg.id as RpcId
     if (!this.#room(id)) return
-    this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
+    this.#pending.set(id, CALL)
     if (call?.outcome === 'passed' && call.receipt === undefined && report.calls.length === 1 && this.#sinks.toServerText !== undefined) {
       // nothing changed: the very text the gate decided goes out
       this.#sinks.toServerText(text)
@@ -413,7 +459,7 @@ export class McpProxy {
     const meta = isObject(params._meta) ? params._meta : undefined
     const out: Msg = { ...call, params: { ...params, arguments: v.arguments ?? {} } }
     if (v.receipt !== undefined) (out.params as Msg)._meta = { ...(meta ?? {}), [RECEIPT_META]: v.receipt }
-    this.#pending.set(idKey(id), { id, method: 'tools/call', cursor: false })
+    this.#pending.set(id, CALL)
     this.#sinks.toServer(out)
   }
 
@@ -452,15 +498,11 @@ export class McpProxy {
       else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#tools.learn(msg.result.tools, true) // late, after the timeout
       return // never shown to the client
     }
-    const key = isId(id) ? idKey(id) : undefined
-    const pending = key === undefined ? undefined : this.#pending.get(key)
-    if (key !== undefined && pending) this.#pending.delete(key)
-    if (pending && key === this.#initializeId && isObject(msg.result)) {
+    const pending = isId(id) ? this.#pending.get(id) : undefined
+    if (pending) this.#pending.delete(id as RpcId)
+    if (pending && id === this.#initializeId && isObject(msg.result)) {
       const r = msg.result
-      if (typeof r.protocolVersion === 'string') {
-        this.#protocolVersion = r.protocolVersion
-        this.#guardOpts = this.#makeGuardOpts()
-      }
+      if (typeof r.protocolVersion === 'string') this.#protocolVersion = r.protocolVersion
       this.#serverHasTools = isObject(r.capabilities) && r.capabilities.tools !== undefined
       this.#initAnswered = true
       if (this.#initialized === 'sent' && this.#held !== undefined && this.#own.size === 0) {
@@ -487,7 +529,7 @@ export class McpProxy {
             : kept
         } catch (err) {
           this.#log(`tools/list answer could not be filtered (${(err as Error).message}); answering with an error`)
-          msg = rpcError(pending.id, -32603, 'toolgate: the server’s tool list could not be read')
+          msg = rpcError(id as RpcId, -32603, 'toolgate: the server’s tool list could not be read')
         }
       }
     }
@@ -505,8 +547,7 @@ export class McpProxy {
     for (const m of held) {
       if (typeof m.method === 'string' && isId(m.id)) this.#sinks.toClient(rpcError(m.id, CONNECTION_CLOSED, `toolgate: ${why}`))
     }
-    for (const p of this.#pending.values()) this.#sinks.toClient(rpcError(p.id, CONNECTION_CLOSED, `toolgate: ${why}`))
-    this.#pending.clear()
+    for (const id of this.#pending.drain()) this.#sinks.toClient(rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
     this.#confirm.close((id) => rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
   }
 
