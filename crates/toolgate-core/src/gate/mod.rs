@@ -51,6 +51,12 @@ pub(crate) struct Tool {
     pub(crate) candidates: Vec<u32>,
 }
 
+impl crate::suggest::ToolName for Tool {
+    fn names(&self) -> (&str, &str) {
+        (&self.name, &self.lower)
+    }
+}
+
 /// A compiled gate. Its config is immutable after construction; `check` takes `&self` and is
 /// safe to call from many threads. Loop counters, taint and confirmation tokens live in its
 /// [`StateStore`] (in memory, per process, bounded by `state.maxSessions`), shared by clones.
@@ -297,8 +303,8 @@ impl Gate {
     /// The refusal for an undeclared tool, naming the closest names among the tools this
     /// caller may see.
     pub fn unknown(&self, tool: &str, who: &Who<'_>) -> Verdict {
-        let visible = self.tools.iter().filter(|t| self.visible_to(t, who.ctx, who.persona, who.now_ms)).map(|t| (t.name.as_str(), t.lower.as_str()));
-        Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, visible))
+        let visible = |i: usize| self.visible_to(&self.tools[i], who.ctx, who.persona, who.now_ms);
+        Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, &self.tools, visible))
     }
 
     /// A caller with no context at all, deciding with the whole pipeline.
