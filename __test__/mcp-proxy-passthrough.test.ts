@@ -1,6 +1,7 @@
 // The MCP router's pass-through (issue 20): a message the gate does not decide goes on as the
 // text it came in, a `tools/call` the gate passed unchanged goes on as the very text the gate
-// decided — and a server line whose `id` could be read two ways is written from the parsed
+// decided (the client's own line, which the gate's strict parse refuses when it could be read
+// two ways) — and a server line whose `id` could be read two ways is written from the parsed
 // message instead, so the client reads the id the proxy routed by.
 import { describe, expect, it } from 'vitest'
 
@@ -32,10 +33,26 @@ describe('the MCP router passes on what the gate does not change', () => {
     ])
   })
 
-  it('a call the client spaced its own way is decided and forwarded as one canonical text', () => {
+  it('a call the client spaced its own way is decided as the line it wrote, and that very line goes on', () => {
     const r = router()
-    r.client('{ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "echo", "arguments": { "n": 5 } } }')
-    expect(r.out.server).toEqual(['text:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}'])
+    const line = '{ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "echo", "arguments": { "n": 5 } } }'
+    r.client(line)
+    expect(r.out.server).toEqual([`text:${line}`])
+  })
+
+  it('a call line a server could read two ways (a key written twice, a __proto__ key) is refused, never forwarded', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"rm","arguments":{"n":5}}}')
+    r.client('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":5},"_meta":{"a":1,"a":2}}}')
+    r.client('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"n":5},"arguments":{"n":"x"}}}')
+    r.client('{"jsonrpc":"2.0","id":4,"method":"tools/call","__proto__":{"x":1},"params":{"name":"echo","arguments":{"n":5}}}')
+    r.client('{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
+    expect(r.out.server).toEqual([])
+    expect(r.out.client).toHaveLength(5)
+    for (const line of r.out.client) {
+      const m = JSON.parse(line.replace(/^(parsed|text):/, '')) as { error?: unknown; result?: { isError?: boolean } }
+      expect(m.error !== undefined || m.result?.isError === true).toBe(true)
+    }
   })
 
   it('the answer to a call goes to the client as the server wrote it', () => {

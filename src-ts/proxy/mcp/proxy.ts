@@ -248,7 +248,7 @@ export class McpProxy {
       this.#sinks.toClient(rpcError(null, PARSE_ERROR, 'Parse error: the line is not JSON'))
       return
     }
-    this.fromClient(msg)
+    this.#fromClient(msg, e.text)
   }
 
   /** A raw line (or oversized-line report) from the server. */
@@ -281,6 +281,11 @@ export class McpProxy {
 
   /** A parsed message from the client. */
   fromClient(msg: unknown): void {
+    this.#fromClient(msg, undefined)
+  }
+
+  /** `line`: the message's own text when it came as one line (a batch's members never do). */
+  #fromClient(msg: unknown, line: string | undefined): void {
     if (this.#closed) {
       // the server is gone: a request still gets its answer (an error), never silence
       if (isObject(msg) && typeof msg.method === 'string' && isId(msg.id)) this.#sinks.toClient(rpcError(msg.id, CONNECTION_CLOSED, `toolgate: ${this.#closedWhy}`), msg.id)
@@ -322,7 +327,7 @@ export class McpProxy {
       this.#held.push(msg)
       return
     }
-    this.#route(msg)
+    this.#route(msg, line)
   }
 
   /** Whether a new request may go to the server; when not, it is answered with an error here. */
@@ -334,12 +339,12 @@ export class McpProxy {
     return false
   }
 
-  #route(msg: Msg): void {
+  #route(msg: Msg, line?: string): void {
     const method = msg.method
     if (typeof method === 'string' && 'id' in msg) {
       const id = msg.id
       if (method === 'tools/call') {
-        this.#call(msg)
+        this.#call(msg, line)
         return
       }
       if (isId(id)) {
@@ -366,7 +371,8 @@ export class McpProxy {
     }
   }
 
-  #call(msg: Msg): void {
+  /** `line`: the message as the client wrote it, when it came as one line: the gate decides that very text. */
+  #call(msg: Msg, line: string | undefined): void {
     const name = isObject(msg.params) ? msg.params.name : undefined
     const changed = typeof name === 'string' ? this.#tools.changed(name) : undefined
     if (changed) {
@@ -380,14 +386,20 @@ export class McpProxy {
       this.#log(`refused a malformed tools/call: ${(err as Error).message}`)
       this.#sinks.toClient(rpcError(isId(msg.id) ? msg.id : null, INVALID_REQUEST, `Invalid Request: ${(err as Error).message}`))
     }
-    // The text the gate decides is the text forwarded when the gate changed nothing (no second
-    // serialization); an unreadable message is refused below, as the gate refuses it.
+    // The text the gate decides is the text forwarded when the gate changed nothing: the line as
+    // the client wrote it (the gate's strict parse refuses a line a server could read two ways —
+    // a key written twice, a `__proto__` key), else the message serialized once. An unreadable
+    // message is refused below, as the gate refuses it.
     let text: string
-    try {
-      text = JSON.stringify(msg)
-    } catch (err) {
-      malformed(err)
-      return
+    if (line !== undefined) {
+      text = line
+    } else {
+      try {
+        text = JSON.stringify(msg)
+      } catch (err) {
+        malformed(err)
+        return
+      }
     }
     if (this.#opts.context !== this.#guardCtx) {
       this.#guardCtx = this.#opts.context
