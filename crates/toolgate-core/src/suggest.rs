@@ -25,12 +25,12 @@ impl ToolName for (&str, &str) {
 /// the message could name — the closest names in score order until three are visible, and the
 /// declared ones in order until the list is full — so the cost does not grow with the tools a
 /// caller cannot see or the message would not list.
-pub fn unknown_tool_message<'a, T: ToolName>(name: &str, tools: &'a [T], mut visible: impl FnMut(usize) -> bool) -> String {
+pub fn unknown_tool_message<T: ToolName>(name: &str, tools: &[T], mut visible: impl FnMut(usize) -> bool) -> String {
     let mut out = format!("Unknown tool `{}`.", shown_name(name));
     let close: Vec<usize> = closest(name, tools).into_iter().filter(|&i| visible(i)).take(MAX_CLOSE).collect();
     let mut list = String::new();
     let mut listed = 0;
-    for i in 0..tools.len() {
+    for (i, t) in tools.iter().enumerate() {
         if visible(i) {
             if listed == MAX_LISTED {
                 list.push_str(", … (and more)");
@@ -39,7 +39,7 @@ pub fn unknown_tool_message<'a, T: ToolName>(name: &str, tools: &'a [T], mut vis
             if listed > 0 {
                 list.push_str(", ");
             }
-            push_quoted(&mut list, tools[i].names().0);
+            push_quoted(&mut list, t.names().0);
             listed += 1;
         }
     }
@@ -194,8 +194,23 @@ mod tests {
     #[test]
     fn the_cut_off_distance_is_levenshtein_within_the_budget() {
         let words = [
-            "", "a", "ab", "read_file", "read_fil", "raed_file", "search_issues", "search_code", "list_issues", "get-env", "get_env", "delete_files", "xyz", "lire_fichier_é",
-            "lire_fichier_e", "😀_tool", "😀😀_tool",
+            "",
+            "a",
+            "ab",
+            "read_file",
+            "read_fil",
+            "raed_file",
+            "search_issues",
+            "search_code",
+            "list_issues",
+            "get-env",
+            "get_env",
+            "delete_files",
+            "xyz",
+            "lire_fichier_é",
+            "lire_fichier_e",
+            "😀_tool",
+            "😀😀_tool",
         ];
         for a in words {
             let query = levenshtein::BatchComparator::new(a.chars());
