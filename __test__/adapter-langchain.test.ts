@@ -4,7 +4,6 @@
 // that emits tool calls, binds tools, streams, and — like the OpenAI API — refuses a request
 // whose tool calls are not each answered exactly once). Offline: no model, no network.
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { z } from 'zod'
 
 import { BaseChatModel, type BindToolsInput } from '@langchain/core/language_models/chat_models'
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from '@langchain/core/messages'
@@ -16,6 +15,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 
 import { gatedToolNode, gateTool, gateTools, toolsFromLangChain, type GatedToolNode, type LangChainVerdictInfo } from '../src-ts/adapters/langchain'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
+import { bodies, fileParams, mailParams, OVERRIDES, POLICY, ran, weatherParams } from './helpers/framework-tools'
 import { chatPairingError } from './helpers/upstream'
 import { runExample, runScript } from './helpers/tsx-child'
 
@@ -33,40 +33,12 @@ const cjsTools = require('@langchain/core/tools') as { ToolInputParsingException
 // ---------------------------------------------------------------------------------------------
 // Tools, the gate, callers
 
-const ran: { tool: string; args: unknown }[] = []
-const getWeather = tool(
-  async ({ city, days }) => {
-    ran.push({ tool: 'get_weather', args: { city, days } })
-    return `${city}: sunny for ${days} days`
-  },
-  { name: 'get_weather', description: 'Weather forecast for a city', schema: z.object({ city: z.string(), days: z.number().int().min(1).max(14) }) },
-)
-const readFile = tool(
-  async ({ path }) => {
-    ran.push({ tool: 'read_file', args: { path } })
-    return `contents of ${path}`
-  },
-  { name: 'read_file', description: 'Read a file', schema: z.object({ path: z.string() }) },
-)
-const sendEmail = tool(
-  async ({ to }) => {
-    ran.push({ tool: 'send_email', args: { to } })
-    return `sent to ${to}`
-  },
-  { name: 'send_email', description: 'Send an email', schema: z.object({ to: z.string(), body: z.string() }) },
-)
+const getWeather = tool(bodies.get_weather, { name: 'get_weather', description: 'Weather forecast for a city', schema: weatherParams })
+const readFile = tool(bodies.read_file, { name: 'read_file', description: 'Read a file', schema: fileParams })
+const sendEmail = tool(bodies.send_email, { name: 'send_email', description: 'Send an email', schema: mailParams })
 const tools = [getWeather, readFile, sendEmail]
 
-const gate = new ToolGate({
-  tools: toolsFromLangChain(tools, { read_file: { action: 'read', resource: 'file:{path*}' }, send_email: { writes: true } }),
-  policy: {
-    rules: [
-      { effect: 'allow', tools: ['get_weather'] },
-      { effect: 'allow', roles: ['analyst'], tools: ['read_file'], resources: ['file:reports/**'] },
-      { effect: 'allow', roles: ['analyst'], tools: ['send_email'] },
-    ],
-  },
-})
+const gate = new ToolGate({ tools: toolsFromLangChain(tools, OVERRIDES), policy: POLICY })
 
 const ana: CallContext = { subject: 'ana', roles: ['analyst'] }
 /** The caller from the run's config, as a server would put it there from its auth. */

@@ -5,7 +5,6 @@
 // calls are not each answered exactly once. Offline: no model, no network.
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
-import { z } from 'zod'
 
 import {
   Agent,
@@ -28,6 +27,7 @@ import {
   type AgentVerdictInfo,
 } from '../src-ts/adapters/openai-agents'
 import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
+import { bodies, fileParams, mailParams, OVERRIDES, POLICY, ran, weatherParams } from './helpers/framework-tools'
 import { startUpstream, type Upstream } from './helpers/upstream'
 import { runExample, runScript } from './helpers/tsx-child'
 
@@ -41,49 +41,12 @@ interface AppContext {
   user?: { id: string; roles: string[] }
 }
 
-const ran: { tool: string; args: unknown }[] = []
-const weatherParams = z.object({ city: z.string(), days: z.number().int().min(1).max(14) })
-const getWeather = tool<typeof weatherParams, AppContext>({
-  name: 'get_weather',
-  description: 'Weather forecast for a city',
-  parameters: weatherParams,
-  execute: async ({ city, days }) => {
-    ran.push({ tool: 'get_weather', args: { city, days } })
-    return `${city}: sunny for ${days} days`
-  },
-})
-const fileParams = z.object({ path: z.string() })
-const readFile = tool<typeof fileParams, AppContext>({
-  name: 'read_file',
-  description: 'Read a file',
-  parameters: fileParams,
-  execute: async ({ path }) => {
-    ran.push({ tool: 'read_file', args: { path } })
-    return `contents of ${path}`
-  },
-})
-const mailParams = z.object({ to: z.string(), body: z.string() })
-const sendEmail = tool<typeof mailParams, AppContext>({
-  name: 'send_email',
-  description: 'Send an email',
-  parameters: mailParams,
-  execute: async ({ to }) => {
-    ran.push({ tool: 'send_email', args: { to } })
-    return `sent to ${to}`
-  },
-})
+const getWeather = tool<typeof weatherParams, AppContext>({ name: 'get_weather', description: 'Weather forecast for a city', parameters: weatherParams, execute: bodies.get_weather })
+const readFile = tool<typeof fileParams, AppContext>({ name: 'read_file', description: 'Read a file', parameters: fileParams, execute: bodies.read_file })
+const sendEmail = tool<typeof mailParams, AppContext>({ name: 'send_email', description: 'Send an email', parameters: mailParams, execute: bodies.send_email })
 const tools = [getWeather, readFile, sendEmail]
 
-const gate = new ToolGate({
-  tools: toolsFromAgentTools(tools, { read_file: { action: 'read', resource: 'file:{path*}' }, send_email: { writes: true } }),
-  policy: {
-    rules: [
-      { effect: 'allow', tools: ['get_weather'] },
-      { effect: 'allow', roles: ['analyst'], tools: ['read_file'], resources: ['file:reports/**'] },
-      { effect: 'allow', roles: ['analyst'], tools: ['send_email'] },
-    ],
-  },
-})
+const gate = new ToolGate({ tools: toolsFromAgentTools(tools, OVERRIDES), policy: POLICY })
 
 const ana: AppContext = { user: { id: 'ana', roles: ['analyst'] } }
 const visitor: AppContext = {}
