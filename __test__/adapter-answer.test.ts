@@ -5,10 +5,10 @@
 // LangChain's answers are real `ToolMessage`s, the AI SDK's pass its own `modelMessageSchema`.
 // The gate: `search`, `get_weather` (its `days: "3"` repaired) allowed; `send_email` denied
 // (`no_rule`), `launch_rockets` unknown, `save_note` awaiting confirmation.
-import Anthropic from '@anthropic-ai/sdk'
+import type Anthropic from '@anthropic-ai/sdk'
 import { AIMessage, ToolMessage } from '@langchain/core/messages'
 import { modelMessageSchema } from 'ai'
-import OpenAI from 'openai'
+import type OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 
 import { answer as aiSdkAnswer } from '../src-ts/adapters/ai-sdk'
@@ -18,6 +18,7 @@ import { answer as langchainAnswer } from '../src-ts/adapters/langchain'
 import { answer as openaiAnswer } from '../src-ts/adapters/openai'
 import { ToolGate, ToolGateError, type CallContext, type TurnReport } from '../src-ts/index'
 import { ADAPTER_CONFIG, CHAT_TURN, MESSAGE_TURN, RESPONSES_TURN } from './helpers/turns'
+import { anthropicAt, openaiAt } from './helpers/sdk-clients'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
 const gate = new ToolGate(ADAPTER_CONFIG)
@@ -28,8 +29,8 @@ let openai: OpenAI
 let anthropic: Anthropic
 beforeAll(async () => {
   upstream = await startUpstream({ chat: CHAT_TURN, messages: MESSAGE_TURN, responses: RESPONSES_TURN })
-  openai = new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 })
-  anthropic = new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 })
+  openai = openaiAt(upstream.origin)
+  anthropic = anthropicAt(upstream.origin)
 })
 afterAll(() => upstream.close())
 

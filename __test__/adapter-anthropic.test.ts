@@ -15,6 +15,7 @@ import { guardAnthropic, runToolCalls, toolgateReport, type VerdictInfo } from '
 import { ToolGate, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
 import { expectedOutcomes, expectNoToken as expectNoTokenIn, outcomes, recordingHandlers } from './helpers/adapter-loop'
 import { runExample } from './helpers/tsx-child'
+import { anthropicAt } from './helpers/sdk-clients'
 import { messageEvents, sseText, startUpstream, type Upstream } from './helpers/upstream'
 import { ADAPTER_CONFIG, MESSAGE_TURN } from './helpers/turns'
 
@@ -42,7 +43,7 @@ let client: Anthropic
 
 beforeAll(async () => {
   upstream = await startUpstream({ messages: MESSAGE_TURN })
-  anthropic = new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 })
+  anthropic = anthropicAt(upstream.origin)
 })
 afterAll(() => upstream.close())
 beforeEach(() => {

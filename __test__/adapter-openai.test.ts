@@ -11,6 +11,7 @@ import { guardOpenAI, runToolCalls, toolgateReport, type ToolHandlers, type Verd
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type TurnCall, type TurnReport } from '../src-ts/index'
 import { expectedOutcomes as EXPECTED, expectNoToken as expectNoTokenIn, outcomes, recordingHandlers } from './helpers/adapter-loop'
 import { runExample } from './helpers/tsx-child'
+import { openaiAt } from './helpers/sdk-clients'
 import { startUpstream, type Upstream } from './helpers/upstream'
 import { ADAPTER_CONFIG, CHAT_TURN, RESPONSES_TURN } from './helpers/turns'
 
@@ -40,7 +41,7 @@ let client: OpenAI
 
 beforeAll(async () => {
   upstream = await startUpstream({ chat: CHAT_TURN, responses: RESPONSES_TURN })
-  openai = new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 })
+  openai = openaiAt(upstream.origin)
 })
 afterAll(() => upstream.close())
 beforeEach(() => {

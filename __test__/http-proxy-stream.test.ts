@@ -16,6 +16,7 @@ import { ToolGate, verifyReceipt, type ToolGateConfig } from '../src-ts/index'
 import { refusalText } from '../src-ts/proxy/http/refusal'
 import { guardSse, type SseGuardResult } from '../src-ts/proxy/http/sse'
 import type { SseDialect } from '../src-ts/proxy/http/sse-frames'
+import { anthropicAt, openaiAt } from './helpers/sdk-clients'
 import { chatChunks, messageEvents, responseEvents, sseText, startUpstream, type SseEvent, type Upstream } from './helpers/upstream'
 
 const config: ToolGateConfig = {
@@ -134,8 +135,8 @@ function rawUpstream(script: (res: ServerResponse) => Promise<void> | void) {
   })
 }
 
-const openaiFor = (origin: string) => new OpenAI({ apiKey: 'sk-test', baseURL: `${origin}/v1`, maxRetries: 0 })
-const anthropicFor = (origin: string) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: origin, maxRetries: 0 })
+const openaiFor = (origin: string) => openaiAt(origin)
+const anthropicFor = (origin: string) => anthropicAt(origin)
 const user = 'Find rust books and the Paris weather, then launch.'
 const chatParams = { model: 'gpt-5', messages: [{ role: 'user' as const, content: user }] }
 const messageParams = { model: 'claude-sonnet-5-5', max_tokens: 1024, messages: [{ role: 'user' as const, content: user }] }

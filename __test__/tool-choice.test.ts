@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import Anthropic from '@anthropic-ai/sdk'
+import type Anthropic from '@anthropic-ai/sdk'
 import { generateText, jsonSchema, tool, wrapLanguageModel } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
-import OpenAI from 'openai'
+import type OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { gateTools, toolgateMiddleware } from '../src-ts/adapters/ai-sdk'
@@ -21,6 +21,7 @@ import { ToolGate, type CallContext, type ToolGateConfig } from '../src-ts/index
 import { filterBody } from '../src-ts/request-tools'
 import { startProxy, type RunningProxy } from './helpers/http-proxy'
 import { CHAT_TURN, MESSAGE_TURN } from './helpers/turns'
+import { anthropicAt, openaiAt } from './helpers/sdk-clients'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
 const config: ToolGateConfig = {
@@ -104,7 +105,7 @@ describe('guarded clients and the HTTP proxy send no removed tool’s name upstr
 
   it('guardOpenAI, the rewrite told to onToolChoice', async () => {
     const told: string[] = []
-    const client = guardOpenAI(new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 }), gate, ana, {
+    const client = guardOpenAI(openaiAt(upstream.origin), gate, ana, {
       onToolChoice: (why, info) => void told.push(`${info.dialect} ${info.context.subject}: ${why}`),
     })
     await client.chat.completions.create({ ...chatBody, tool_choice: { type: 'function', function: { name: 'send_email' } } })
@@ -118,7 +119,7 @@ describe('guarded clients and the HTTP proxy send no removed tool’s name upstr
 
   it('guardAnthropic, the rewrite told to onToolChoice', async () => {
     const told: string[] = []
-    const client = guardAnthropic(new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 }), gate, ana, { onToolChoice: (why) => void told.push(why) })
+    const client = guardAnthropic(anthropicAt(upstream.origin), gate, ana, { onToolChoice: (why) => void told.push(why) })
     await client.messages.create({ ...messagesBody, tool_choice: { type: 'tool', name: 'send_email' } })
     expect(last().tool_choice).toEqual({ type: 'auto' })
     expect(JSON.stringify(last())).not.toContain('send_email')
@@ -126,11 +127,11 @@ describe('guarded clients and the HTTP proxy send no removed tool’s name upstr
   })
 
   it('toolgate proxy, both APIs, the rewrite logged', async () => {
-    const openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'sk-test', maxRetries: 0, defaultHeaders: analyst })
+    const openai = openaiAt(proxy.url, analyst)
     await openai.chat.completions.create({ ...chatBody, tool_choice: { type: 'function', function: { name: 'send_email' } } })
     expect(last().tool_choice).toBe('auto')
     expect(JSON.stringify(last())).not.toContain('send_email')
-    const anthropic = new Anthropic({ baseURL: proxy.url, apiKey: 'sk-ant-test', maxRetries: 0, defaultHeaders: analyst })
+    const anthropic = anthropicAt(proxy.url, analyst)
     await anthropic.messages.create({ ...messagesBody, tool_choice: { type: 'tool', name: 'send_email', disable_parallel_tool_use: true } })
     expect(last().tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
     expect(JSON.stringify(last())).not.toContain('send_email')

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, type TurnReport } from '../src-ts/index'
+import { anthropicAt, openaiAt } from './helpers/sdk-clients'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
 const gate = ToolGate.fromFile(join(__dirname, 'fixtures', 'dialects', 'tools.json'))
@@ -75,8 +76,8 @@ let anthropic: Anthropic
 
 beforeAll(async () => {
   upstream = await startUpstream({ chat: CHAT_TURN, messages: MESSAGE_TURN, responses: RESPONSES_TURN })
-  openai = new OpenAI({ baseURL: `${upstream.origin}/v1`, apiKey: 'sk-test', maxRetries: 0 })
-  anthropic = new Anthropic({ baseURL: upstream.origin, apiKey: 'sk-ant-test', maxRetries: 0 })
+  openai = openaiAt(upstream.origin)
+  anthropic = anthropicAt(upstream.origin)
 })
 afterAll(() => upstream.close())
 

@@ -7,11 +7,13 @@
 // The gate is real (native binding); the request declares `get_weather` and `search`, so
 // `delete_all` — which the upstream "model" keeps calling — is refused `unknown_tool`.
 import Anthropic from '@anthropic-ai/sdk'
-import OpenAI, { AzureOpenAI } from 'openai'
+import type OpenAI from 'openai'
+import { AzureOpenAI } from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request as httpRequest, type ServerResponse } from 'node:http'
 
 import { startProxy, startRawUpstream, type RawRequest, type RawUpstream, type RunningProxy } from '../helpers/http-proxy'
+import { anthropicAt, openaiAt } from '../helpers/sdk-clients'
 import { sseText, type SseEvent } from '../helpers/upstream'
 
 type Json = Record<string, unknown>
@@ -45,8 +47,8 @@ const CHAT_TOOLS = [{ type: 'function' as const, function: { name: 'get_weather'
 const ANTHROPIC_TOOLS = [{ name: 'get_weather', input_schema: SCHEMA as Anthropic.Tool.InputSchema }, { name: 'search', input_schema: { type: 'object' as const } }]
 const RESPONSES_TOOLS = [{ type: 'function' as const, name: 'get_weather', parameters: SCHEMA, strict: false }, { type: 'function' as const, name: 'search', parameters: { type: 'object' }, strict: false }]
 
-const openai = () => new OpenAI({ baseURL: `${p.url}/v1`, apiKey: 'sk-test', maxRetries: 0 })
-const anthropic = () => new Anthropic({ baseURL: p.url, apiKey: 'sk-ant-test', maxRetries: 0 })
+const openai = () => openaiAt(p.url)
+const anthropic = () => anthropicAt(p.url)
 const chat = () => openai().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'go' }], tools: CHAT_TOOLS })
 const messages = () => anthropic().messages.create({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'go' }], tools: ANTHROPIC_TOOLS })
 const responses = () => openai().responses.create({ model: 'm', input: 'go', tools: RESPONSES_TOOLS })
