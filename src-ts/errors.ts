@@ -1,3 +1,5 @@
+import type { CoreErrorCode } from './contract-types.generated'
+
 /**
  * The stable codes a {@link ToolGateError} carries (a closed set; README "API").
  * - `E_CONFIG`: the config or a tool schema is wrong (unknown keys included).
@@ -10,9 +12,19 @@
  * - `E_UNAUTHENTICATED`: a bearer token is missing or not valid (`verifyCaller`, the servers'
  *   identity check; docs/identity.md). `reason` says why (`missing`, `expired`, `wrong_audience` …).
  */
-export type ToolGateErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_ASYNC' | 'E_UNAUTHENTICATED' | 'E_STATE'
+export type ToolGateErrorCode = CoreErrorCode | 'E_ASYNC' | 'E_UNAUTHENTICATED'
 
-const CODES: ReadonlySet<string> = new Set(['E_CONFIG', 'E_PAYLOAD', 'E_DIALECT', 'E_RECEIPT', 'E_ASYNC', 'E_UNAUTHENTICATED', 'E_STATE'])
+// Every code once: a code the core adds (generated `CoreErrorCode`) is a type error here until listed.
+const EVERY_CODE: Record<ToolGateErrorCode, true> = {
+  E_CONFIG: true,
+  E_PAYLOAD: true,
+  E_DIALECT: true,
+  E_RECEIPT: true,
+  E_STATE: true,
+  E_ASYNC: true,
+  E_UNAUTHENTICATED: true,
+}
+const CODES: ReadonlySet<string> = new Set(Object.keys(EVERY_CODE))
 
 /**
  * The one error toolgate throws. `code` is stable across versions; `message` names what was

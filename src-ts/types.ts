@@ -1,3 +1,4 @@
+import type { Dialect, FlagCode, Outcome, Reason } from './contract-types.generated'
 import type { DialectFeedback } from './dialects/index'
 
 // The config's types are generated from the Rust config types, the one source of the config's
@@ -6,17 +7,10 @@ import type { DialectFeedback } from './dialects/index'
 // inline), re-exported here; to change one, change the Rust type and regenerate.
 export type * from './config-types.generated'
 
-/** The wire dialects toolgate speaks (docs/turns.md "Whole turns"). */
-export type Dialect =
-  | 'openai'
-  | 'openai-responses'
-  | 'anthropic'
-  | 'langchain'
-  | 'pydantic-ai'
-  | 'mcp'
-  | 'ai-sdk'
-  | 'gemini'
-  | 'ai-sdk-ui'
+// The names the core answers with (`Outcome`, `Reason`, `FlagCode`, `Dialect`) are generated from
+// the core's own enums by the same generator, so a name added in Rust reaches these types (and a
+// name removed there fails the type check of every use here).
+export type { Dialect, FlagCode, Outcome, Reason } from './contract-types.generated'
 
 /** Who is calling and why. Roles and identity come only from here, never from model output. */
 export interface CallContext {
@@ -36,43 +30,6 @@ export interface CallContext {
   /** For `check`; `guard` takes ids from the payload. */
   callId?: string
 }
-
-/** What the gate decided. `passed` and `repaired` are the allowed outcomes. */
-export type Outcome = 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'
-
-/** Why a call was refused (closed set, pipeline order; README "API", `reason`). */
-export type Reason =
-  | 'unknown_tool'
-  | 'bad_arguments'
-  | 'surface'
-  | 'invalid'
-  | 'unresolved_resource'
-  | 'arg_glob'
-  | 'no_subject'
-  | 'deny_rule'
-  | 'no_rule'
-  | 'engine'
-  | 'loop'
-  | 'taint'
-  | 'audit_unavailable'
-  | 'confirm_required'
-  | 'token_invalid'
-  | 'state_unavailable'
-  | 'rate_limited'
-
-/** The kinds of repair (docs/turns.md "What gets repaired"). */
-export type FlagCode =
-  | 'StringToInteger'
-  | 'StringToFloat'
-  | 'StringToBoolean'
-  | 'PrimitiveToString'
-  | 'WrappedScalarInArray'
-  | 'EnumCaseNormalized'
-  | 'EnumFuzzyMatched'
-  | 'PrunedUnknownProperty'
-  | 'InjectedDefaultValue'
-  | 'UnpackedStringifiedJson'
-  | 'PinnedArgument'
 
 /** One change the gate made to the arguments. */
 export interface Flag {

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Union
 
-ErrorCode = Literal["E_CONFIG", "E_PAYLOAD", "E_DIALECT", "E_RECEIPT", "E_ASYNC", "E_UNAUTHENTICATED"]
-"""The closed set of error codes (the same strings as the Node package's)."""
+from ._contract import CoreErrorCode
+
+ErrorCode = Union[CoreErrorCode, Literal["E_ASYNC", "E_UNAUTHENTICATED"]]
+"""The closed set of error codes (the same strings as the Node package's): the core's, generated
+from its enums (``E_STATE`` included), and the host's own."""
 
 
 class ToolGateError(Exception):

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Literal, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-Outcome = Literal["passed", "repaired", "rejected", "denied", "confirm"]
-"""What the gate decided (the Node package's strings)."""
-
-Reason = Literal[
-    "unknown_tool", "bad_arguments", "surface", "invalid", "unresolved_resource", "arg_glob",
-    "no_subject", "deny_rule", "no_rule", "engine", "loop", "taint", "audit_unavailable",
-    "confirm_required", "token_invalid", "state_unavailable", "rate_limited",
-]
-"""Why a call was refused (closed set; pipeline order)."""
+from ._contract import FlagCode, Outcome, Reason  # noqa: F401  (re-exported: generated from the core's enums)
 
 
 class Flag:

@@ -25,6 +25,9 @@ pub enum GateError {
 }
 
 impl GateError {
+    /// Every code [`GateError::code`] answers (the generated TypeScript `CoreErrorCode`).
+    pub const CODES: [&'static str; 5] = ["E_CONFIG", "E_PAYLOAD", "E_DIALECT", "E_RECEIPT", "E_STATE"];
+
     /// The stable error code (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`, `E_RECEIPT`, `E_STATE`).
     pub fn code(&self) -> &'static str {
         match self {
@@ -34,5 +37,34 @@ impl GateError {
             GateError::Receipt(..) => "E_RECEIPT",
             GateError::State(_) => "E_STATE",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GateError;
+
+    /// One error of each kind: a new kind is a compile error here until it is listed, and then
+    /// its code must be in [`GateError::CODES`].
+    fn one_of_each() -> Vec<GateError> {
+        let all = vec![
+            GateError::Config(String::new()),
+            GateError::Payload(String::new()),
+            GateError::Dialect(String::new()),
+            GateError::Receipt("bad_signature", String::new()),
+            GateError::State(String::new()),
+        ];
+        for e in &all {
+            match e {
+                GateError::Config(_) | GateError::Payload(_) | GateError::Dialect(_) | GateError::Receipt(..) | GateError::State(_) => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn codes_lists_every_code_once() {
+        let codes: Vec<&str> = one_of_each().iter().map(GateError::code).collect();
+        assert_eq!(codes, GateError::CODES);
     }
 }

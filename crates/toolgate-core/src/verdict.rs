@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use crate::schema::flag::Flag;
 
-/// What the gate decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// What the gate decided. `passed` and `repaired` are the allowed outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Run it with the arguments exactly as sent.
@@ -34,8 +34,8 @@ impl Outcome {
     }
 }
 
-/// Why a call was refused (the closed set of README "API", in pipeline order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Why a call was refused (the closed set, in pipeline order; docs/api.md `Reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// The tool is not declared.

@@ -93,6 +93,19 @@ impl Dialect {
     }
 }
 
+/// The wire names, in the order `auto` tries them: a JSON Schema string enum (the generated
+/// TypeScript `Dialect`, scripts/gen-config.mjs).
+impl schemars::JsonSchema for Dialect {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Dialect".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names, "description": "The wire dialects toolgate speaks (docs/turns.md \"Whole turns\")." })
+    }
+}
+
 impl fmt::Display for Dialect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

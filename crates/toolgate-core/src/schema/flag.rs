@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use crate::json::pointer::{to_pointer, Seg};
 
-/// What kind of change was made. The names are the stable `flags[].code` strings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The kinds of repair: what kind of change was made (docs/turns.md "What gets repaired"). The
+/// names are the stable `flags[].code` strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum FlagCode {
     /// `"42"` → `42` for an integer.
     StringToInteger,
