@@ -14,10 +14,11 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling'
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph'
 
 import { gatedToolNode, gateTool, gateTools, toolsFromLangChain, type GatedToolNode, type LangChainVerdictInfo } from '../src-ts/adapters/langchain'
-import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
+import { ToolGate, type CallContext, type Verdict } from '../src-ts/index'
 import { bodies, fileParams, mailParams, OVERRIDES, POLICY, ran, weatherParams } from './helpers/framework-tools'
 import { chatPairingError } from './helpers/upstream'
 import { runExample, runScript } from './helpers/tsx-child'
+import { thrownToolGateError } from './helpers/thrown'
 
 // `@langchain/langgraph/prebuilt` has no types under this repository's node10 resolution: the
 // members used here, written out.
@@ -281,15 +282,7 @@ describe('gateTool: one tool', () => {
   })
 
   it('names the host’s mistakes with E_CONFIG', () => {
-    const fails = (f: () => unknown) => {
-      try {
-        f()
-      } catch (e) {
-        expect(e).toBeInstanceOf(ToolGateError)
-        return (e as ToolGateError).code
-      }
-      return 'no error'
-    }
+    const fails = (f: () => unknown): string => thrownToolGateError(f).code
     expect(fails(() => gateTool(getWeather, {} as ToolGate))).toBe('E_CONFIG')
     expect(fails(() => gateTool({} as typeof getWeather, gate))).toBe('E_CONFIG')
     expect(fails(() => gateTool(getWeather, gate, ana, { onVerdit: () => {} } as never))).toBe('E_CONFIG')

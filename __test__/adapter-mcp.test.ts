@@ -25,8 +25,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 
 import { gateMcpServer, toolsFromMcpServer, type McpRequestExtra, type McpSubjectFrom, type McpVerdictInfo } from '../src-ts/adapters/mcp'
-import { ToolGate, ToolGateError, type CallContext, type ToolConfig, type ToolGateConfig, type TurnCall } from '../src-ts/index'
+import { ToolGate, type CallContext, type ToolConfig, type ToolGateConfig, type TurnCall } from '../src-ts/index'
 import { runExample, runScript } from './helpers/tsx-child'
+import { thrownConfigError } from './helpers/thrown'
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] })
 
@@ -124,16 +125,8 @@ async function rejection(p: Promise<unknown>): Promise<McpError> {
   throw new Error('expected the request to fail')
 }
 
-function configError(f: () => unknown): string {
-  try {
-    f()
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolGateError)
-    expect((e as ToolGateError).code).toBe('E_CONFIG')
-    return (e as Error).message
-  }
-  throw new Error('expected E_CONFIG')
-}
+/** The message of the `E_CONFIG` error `f` throws. */
+const configError = (f: () => unknown): string => thrownConfigError(f).message
 
 // Compile-time (checked by `npx tsc --noEmit -p .`): the caller's types are kept.
 expectTypeOf(gateMcpServer<McpServer>).returns.toEqualTypeOf<McpServer>()

@@ -26,10 +26,11 @@ import {
   toolsFromAgentTools,
   type AgentVerdictInfo,
 } from '../src-ts/adapters/openai-agents'
-import { ToolGate, ToolGateError, type CallContext, type Verdict } from '../src-ts/index'
+import { ToolGate, type CallContext, type Verdict } from '../src-ts/index'
 import { bodies, fileParams, mailParams, OVERRIDES, POLICY, ran, weatherParams } from './helpers/framework-tools'
 import { startUpstream, type Upstream } from './helpers/upstream'
 import { runExample, runScript } from './helpers/tsx-child'
+import { thrownToolGateError } from './helpers/thrown'
 
 setTracingDisabled(true)
 
@@ -276,15 +277,7 @@ describe('gateAgentTool: guardrail, repaired arguments, tool list', () => {
   })
 
   it('names the host’s mistakes with E_CONFIG', () => {
-    const code = (f: () => unknown): string => {
-      try {
-        f()
-      } catch (e) {
-        expect(e).toBeInstanceOf(ToolGateError)
-        return (e as ToolGateError).code
-      }
-      return 'no error'
-    }
+    const code = (f: () => unknown): string => thrownToolGateError(f).code
     expect(code(() => toolgateGuardrail({} as ToolGate))).toBe('E_CONFIG')
     expect(code(() => toolgateGuardrail(gate, {}, { onVerdit: () => {} } as never))).toBe('E_CONFIG')
     expect(code(() => gateAgentTool({ type: 'hosted_tool' } as never, gate))).toBe('E_CONFIG')

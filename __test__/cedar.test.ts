@@ -11,8 +11,9 @@ import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 import { cedarEngine, type CedarEngineOptions, type CedarWasm } from '../src-ts/engines/cedar'
-import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig, type Verdict } from '../src-ts/index'
+import { ToolGate, type CallContext, type ToolGateConfig, type Verdict } from '../src-ts/index'
 import { runExample } from './helpers/tsx-child'
+import { thrownToolGateError } from './helpers/thrown'
 
 // the package's own types: this also checks that the real module satisfies `CedarWasm`
 const cedarWasm = require('@cedar-policy/cedar-wasm/nodejs') as typeof import('@cedar-policy/cedar-wasm/nodejs')
@@ -43,16 +44,6 @@ function gateWith(options: Partial<CedarEngineOptions> = {}, config: ToolGateCon
 }
 
 const decided = (v: Verdict) => [v.outcome, v.reason]
-
-function codeOf(f: () => unknown): { code: string; message: string } {
-  try {
-    f()
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolGateError)
-    return { code: (e as ToolGateError).code, message: (e as Error).message }
-  }
-  throw new Error('expected a ToolGateError')
-}
 
 describe('cedar engine decisions', () => {
   const gate = gateWith()
@@ -168,7 +159,7 @@ describe('the Cedar request', () => {
     expect(decided(gate.check('read_file', { path: 'home/alice/notes.txt' }, alice))).toEqual(['passed', undefined])
     // an action the schema does not know: Cedar rejects the request, the gate denies
     expect(decided(gate.check('search', { q: 'x' }, alice))).toEqual(['denied', 'engine'])
-    const bad = codeOf(() => cedarEngine({ schema, context, policies: 'permit(principal, action == Action::"read", resource) when { context.nope == 1 };' }))
+    const bad = thrownToolGateError(() => cedarEngine({ schema, context, policies: 'permit(principal, action == Action::"read", resource) when { context.nope == 1 };' }))
     expect(bad.code).toBe('E_CONFIG')
     expect(bad.message).toMatch(/do not validate against the schema[\s\S]*policy "policy0":1:\d+: .*nope/)
   })
@@ -176,7 +167,7 @@ describe('the Cedar request', () => {
 
 describe('construction', () => {
   it('a policy that does not parse is E_CONFIG naming the line and column', () => {
-    const { code, message } = codeOf(() => cedarEngine({ cedar, policies: 'permit(principal, action, resource);\n\npermit(principal, action, resource) when { context.x ' }))
+    const { code, message } = thrownToolGateError(() => cedarEngine({ cedar, policies: 'permit(principal, action, resource);\n\npermit(principal, action, resource) when { context.x ' }))
     expect(code).toBe('E_CONFIG')
     expect(message).toMatch(/^cedarEngine: the policies do not parse:\npolicies:3:\d+: unexpected end of input/)
   })
@@ -193,7 +184,7 @@ describe('construction', () => {
       [() => cedarEngine(undefined as never), /`policies` must be Cedar policy text/],
     ]
     for (const [f, re] of cases) {
-      const { code, message } = codeOf(f)
+      const { code, message } = thrownToolGateError(f)
       expect(code).toBe('E_CONFIG')
       expect(message).toMatch(re)
     }
@@ -245,7 +236,7 @@ describe('sync and async paths', () => {
         return [owned('home/alice/notes.txt', 'alice')]
       },
     })
-    expect(codeOf(() => gate.check('read_file', { path: 'home/alice/notes.txt' }, alice)).code).toBe('E_ASYNC')
+    expect(thrownToolGateError(() => gate.check('read_file', { path: 'home/alice/notes.txt' }, alice)).code).toBe('E_ASYNC')
     expect(decided(await gate.checkAsync('read_file', { path: 'home/alice/notes.txt' }, alice))).toEqual(['passed', undefined])
     expect(decided(await gate.checkAsync('read_file', { path: 'home/bob/notes.txt' }, alice))).toEqual(['denied', 'no_rule'])
     expect(lookups.slice(-2)).toEqual(['file:home/alice/notes.txt', 'file:home/bob/notes.txt'])

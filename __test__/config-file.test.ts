@@ -4,24 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { ToolGate, ToolGateError } from '../src-ts/index'
+import { ToolGate } from '../src-ts/index'
+import { thrownConfigError } from './helpers/thrown'
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-config-'))
 const write = (name: string, text: string) => {
   const p = join(dir, name)
   writeFileSync(p, text)
   return p
-}
-
-function configError(fn: () => unknown): ToolGateError {
-  try {
-    fn()
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolGateError)
-    expect((e as ToolGateError).code).toBe('E_CONFIG')
-    return e as ToolGateError
-  }
-  throw new Error('expected E_CONFIG')
 }
 
 describe('ToolGate.fromFile', () => {
@@ -47,18 +37,18 @@ tools:
   })
 
   it('names the file in every error', () => {
-    expect(configError(() => ToolGate.fromFile(join(dir, 'missing.json'))).message).toContain('missing.json')
+    expect(thrownConfigError(() => ToolGate.fromFile(join(dir, 'missing.json'))).message).toContain('missing.json')
     const dup = write('dup.yaml', 'tools: []\ntools: []\n')
-    expect(configError(() => ToolGate.fromFile(dup)).message).toContain('dup.yaml')
+    expect(thrownConfigError(() => ToolGate.fromFile(dup)).message).toContain('dup.yaml')
     const bad = write('bad.json', '{"tools":[{"name":"a","destructiv":true}]}')
-    const e = configError(() => ToolGate.fromFile(bad))
+    const e = thrownConfigError(() => ToolGate.fromFile(bad))
     expect(e.message).toContain('bad.json')
     expect(e.message).toContain('destructiv')
   })
 
   it('bounds YAML alias expansion', () => {
     const bomb = write('bomb.yaml', 'a: &a [x, x, x, x, x, x, x, x, x]\n' + Array.from({ length: 120 }, (_, i) => `k${i}: *a`).join('\n') + '\ntools: []\n')
-    expect(configError(() => ToolGate.fromFile(bomb)).message).toMatch(/alias/i)
+    expect(thrownConfigError(() => ToolGate.fromFile(bomb)).message).toMatch(/alias/i)
   })
 })
 
@@ -118,7 +108,7 @@ describe('the shipped config JSON Schema', () => {
     ]
     for (const bad of badOnes) {
       expect(validate(bad)).toBe(false)
-      configError(() => new ToolGate(bad as never))
+      thrownConfigError(() => new ToolGate(bad as never))
     }
   })
 })

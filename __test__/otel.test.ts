@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { otelAudit, withOtel, type OtelAuditOptions } from '../src-ts/adapters/otel'
 import { ToolGate, ToolGateError, type CallContext, type ToolGateConfig } from '../src-ts/index'
 import { runExample } from './helpers/tsx-child'
+import { thrownConfigError } from './helpers/thrown'
 
 const root = join(__dirname, '..')
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version
@@ -380,16 +381,7 @@ describe('wiring', () => {
   })
 
   it('bad options are E_CONFIG naming the option', () => {
-    const err = (f: () => unknown) => {
-      try {
-        f()
-      } catch (e) {
-        expect(e).toBeInstanceOf(ToolGateError)
-        expect((e as ToolGateError).code).toBe('E_CONFIG')
-        return (e as Error).message
-      }
-      throw new Error('expected E_CONFIG')
-    }
+    const err = (f: () => unknown) => thrownConfigError(f).message
     const tracerProvider = new BasicTracerProvider()
     expect(err(() => otelAudit({ tracerProvder: tracerProvider } as never))).toContain('unknown option `tracerProvder`')
     expect(err(() => otelAudit({ tracerProvider, tracer: tracerProvider.getTracer('x') }))).toContain('not both')

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { ToolGate, ToolGateError, type CallContext, type EngineRequest, type ToolGateConfig } from '../src-ts/index'
+import { ToolGate, type CallContext, type EngineRequest, type ToolGateConfig } from '../src-ts/index'
+import { thrownToolGateError } from './helpers/thrown'
 
 const BASE = JSON.parse(readFileSync(join(__dirname, 'fixtures/policy/config.json'), 'utf8')) as ToolGateConfig
 const verifier: CallContext = { subject: 'vera', roles: ['verifier'], session: 'sess-1' }
@@ -23,16 +24,6 @@ function openaiTurn(...calls: [string, string, object][]): object {
       },
     ],
   }
-}
-
-function codeOf(f: () => unknown): { code: string; message: string } {
-  try {
-    f()
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolGateError)
-    return { code: (e as ToolGateError).code, message: (e as Error).message }
-  }
-  throw new Error('expected a ToolGateError')
 }
 
 describe('guard with a caller', () => {
@@ -183,9 +174,9 @@ describe('engines', () => {
 
   it('a sync call on a gate with an async engine is E_ASYNC; the async forms work', async () => {
     const gate = new ToolGate(BASE, { engines: [async (r) => (r.tool === 'admin_panel' ? 'allow' : 'delegate')] })
-    expect(codeOf(() => gate.check('admin_panel', {}, { subject: 'a' })).code).toBe('E_ASYNC')
-    expect(codeOf(() => gate.guard(openaiTurn(['c', 'admin_panel', {}]), { dialect: 'openai', subject: 'a' })).code).toBe('E_ASYNC')
-    expect(codeOf(() => gate.stream({ dialect: 'openai' })).code).toBe('E_ASYNC')
+    expect(thrownToolGateError(() => gate.check('admin_panel', {}, { subject: 'a' })).code).toBe('E_ASYNC')
+    expect(thrownToolGateError(() => gate.guard(openaiTurn(['c', 'admin_panel', {}]), { dialect: 'openai', subject: 'a' })).code).toBe('E_ASYNC')
+    expect(thrownToolGateError(() => gate.stream({ dialect: 'openai' })).code).toBe('E_ASYNC')
     expect((await gate.checkAsync('admin_panel', {}, { subject: 'a' })).outcome).toBe('passed')
     const r = await gate.guardAsync(openaiTurn(['c1', 'admin_panel', {}], ['c2', 'read_file', { path: 'x' }], ['c3', 'search', { q: 'q' }]), { dialect: 'openai', subject: 'a' })
     expect(r.calls.map((c) => [c.outcome, c.reason])).toEqual([
@@ -221,8 +212,8 @@ describe('engines', () => {
   })
 
   it('options are checked', () => {
-    expect(codeOf(() => new ToolGate(BASE, { engines: ['x' as never] })).code).toBe('E_CONFIG')
-    expect(codeOf(() => new ToolGate(BASE, { engineTimeoutMs: -1 })).code).toBe('E_CONFIG')
+    expect(thrownToolGateError(() => new ToolGate(BASE, { engines: ['x' as never] })).code).toBe('E_CONFIG')
+    expect(thrownToolGateError(() => new ToolGate(BASE, { engineTimeoutMs: -1 })).code).toBe('E_CONFIG')
   })
 })
 
@@ -230,15 +221,15 @@ describe('host mistakes are named, never silently ignored', () => {
   const gate = new ToolGate(BASE)
 
   it('a context key that is not a CallContext field', () => {
-    const e = codeOf(() => gate.check('search', { q: 'x' }, { role: ['admin'] } as never))
+    const e = thrownToolGateError(() => gate.check('search', { q: 'x' }, { role: ['admin'] } as never))
     expect(e.code).toBe('E_CONFIG')
     expect(e.message).toContain('role')
-    expect(codeOf(() => gate.check('search', { q: 'x' }, { roles: 'admin' } as never)).message).toContain('roles')
-    expect(codeOf(() => gate.check('search', { q: 'x' }, { surface: 'admin' } as never)).message).toContain('surface')
+    expect(thrownToolGateError(() => gate.check('search', { q: 'x' }, { roles: 'admin' } as never)).message).toContain('roles')
+    expect(thrownToolGateError(() => gate.check('search', { q: 'x' }, { surface: 'admin' } as never)).message).toContain('surface')
   })
 
   it('markSession with an undeclared label', () => {
-    expect(codeOf(() => gate.markSession('s', 'top-secret')).message).toMatch(/top-secret.*public, internal, secret/)
+    expect(thrownToolGateError(() => gate.markSession('s', 'top-secret')).message).toMatch(/top-secret.*public, internal, secret/)
   })
 
   const cases: [string, object, RegExp][] = [
@@ -256,7 +247,7 @@ describe('host mistakes are named, never silently ignored', () => {
   ]
   for (const [name, config, re] of cases) {
     it(`config: ${name}`, () => {
-      const e = codeOf(() => new ToolGate(config as ToolGateConfig))
+      const e = thrownToolGateError(() => new ToolGate(config as ToolGateConfig))
       expect(e.code).toBe('E_CONFIG')
       expect(e.message).toMatch(re)
     })

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 
 import { lineHash } from '../src-ts/audit/trail'
 import { ToolGate, ToolGateError, verifyReceipt, type ToolGateConfig } from '../src-ts/index'
+import { thrownToolGateError } from './helpers/thrown'
 
 const tools: ToolGateConfig['tools'] = [
   { name: 'search', inputSchema: { type: 'object', properties: { q: { type: 'string' }, limit: { type: 'integer' } }, required: ['q'] } },
@@ -16,16 +17,6 @@ const tools: ToolGateConfig['tools'] = [
   { name: 'admin', inputSchema: { type: 'object' } },
 ]
 const policy: ToolGateConfig['policy'] = { rules: [{ effect: 'allow', tools: ['search', 'login'] }] }
-
-function refusal(f: () => unknown): ToolGateError {
-  try {
-    f()
-  } catch (e) {
-    expect(e).toBeInstanceOf(ToolGateError)
-    return e as ToolGateError
-  }
-  throw new Error('expected a ToolGateError')
-}
 
 describe('receipts', () => {
   const gate = new ToolGate({ tools, policy, receipts: { ttlSeconds: 120 } })
@@ -71,7 +62,7 @@ describe('receipts', () => {
       ['bad_public_key', () => verifyReceipt(r, 'short')],
     ]
     for (const [reason, f] of cases) {
-      const e = refusal(f)
+      const e = thrownToolGateError(f)
       expect([e.code, e.reason], e.message).toEqual(['E_RECEIPT', reason])
     }
     // key order of the expected arguments does not matter
@@ -99,8 +90,8 @@ describe('receipts', () => {
     writeFileSync(join(dir, 'receipt.key'), seed + '\n')
     writeFileSync(join(dir, 'toolgate.json'), JSON.stringify({ tools, receipts: { privateKeyFile: 'receipt.key' } }))
     expect(ToolGate.fromFile(join(dir, 'toolgate.json')).publicKey).toBe(inline.publicKey)
-    expect(refusal(() => new ToolGate({ tools, receipts: { privateKeyEnv: 'TOOLGATE_UNSET_KEY' } })).message).toContain('TOOLGATE_UNSET_KEY')
-    const bad = refusal(() => new ToolGate({ tools, receipts: { privateKey: 'not-a-key' } }))
+    expect(thrownToolGateError(() => new ToolGate({ tools, receipts: { privateKeyEnv: 'TOOLGATE_UNSET_KEY' } })).message).toContain('TOOLGATE_UNSET_KEY')
+    const bad = thrownToolGateError(() => new ToolGate({ tools, receipts: { privateKey: 'not-a-key' } }))
     expect(bad.code).toBe('E_CONFIG')
     expect(new ToolGate({ tools }).publicKey).toBeUndefined()
   })
@@ -192,7 +183,7 @@ describe('the audit trail', () => {
   })
 
   it('onAudit without an audit block is a config error', () => {
-    expect(refusal(() => new ToolGate({ tools }, { onAudit: () => {} })).code).toBe('E_CONFIG')
+    expect(thrownToolGateError(() => new ToolGate({ tools }, { onAudit: () => {} })).code).toBe('E_CONFIG')
   })
 })
 

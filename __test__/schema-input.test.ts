@@ -12,6 +12,7 @@ import { jsonSchema, zodSchema, type JSONSchema7, type Schema } from 'ai'
 
 import { ToolGate, ToolGateError, type ToolGateConfig } from '../src-ts/index'
 import { normalizeToolSchemas, type ToolGateConfigInput, type ToolInputSchema } from '../src-ts/schema-input'
+import { thrownToolGateError } from './helpers/thrown'
 
 // Compile-time (checked by `npm run typecheck`): what users write is a ToolInputSchema.
 expectTypeOf<z.ZodObject<{ city: z.ZodString }>>().toExtend<ToolInputSchema>()
@@ -20,16 +21,6 @@ expectTypeOf<Schema<{ city: string }>>().toExtend<ToolInputSchema>()
 expectTypeOf<() => Schema<{ city: string }>>().toExtend<ToolInputSchema>()
 expectTypeOf<ToolGateConfig>().toExtend<ToolGateConfigInput>()
 expectTypeOf(normalizeToolSchemas).returns.toEqualTypeOf<ToolGateConfig>()
-
-function errorOf(f: () => unknown): ToolGateError {
-  try {
-    f()
-  } catch (err) {
-    expect(err).toBeInstanceOf(ToolGateError)
-    return err as ToolGateError
-  }
-  throw new Error('expected a ToolGateError')
-}
 
 const weather = z.object({
   city: z.string().min(1),
@@ -97,14 +88,14 @@ describe('zod 4', () => {
       ['transformed', z.object({ n: z.transform((v) => String(v)) })],
     ]
     for (const [name, inputSchema] of cases) {
-      const e = errorOf(() => normalizeToolSchemas({ tools: [{ name: 'ok', inputSchema: { type: 'object' } }, { name, inputSchema }] }))
+      const e = thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'ok', inputSchema: { type: 'object' } }, { name, inputSchema }] }))
       expect(e.code).toBe('E_CONFIG')
       expect(e.message).toMatch(new RegExp(`^tool \`${name}\`: inputSchema: zod cannot export it as JSON Schema \\(.+\\)$`))
     }
   })
 
   it('a zod 3 schema is refused with the way out, never read as an empty schema', () => {
-    const e = errorOf(() => normalizeToolSchemas({ tools: [{ name: 'legacy', inputSchema: z3.z.object({ a: z3.z.string() }) as never }] }))
+    const e = thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'legacy', inputSchema: z3.z.object({ a: z3.z.string() }) as never }] }))
     expect(e.message).toBe("tool `legacy`: inputSchema: a zod 3 schema, which toolgate cannot convert: use zod 4, or wrap it with the AI SDK's zodSchema()")
     // the way out works
     const cfg = normalizeToolSchemas({ tools: [{ name: 'legacy', inputSchema: zodSchema(z3.z.object({ a: z3.z.string() })) }] })
@@ -131,19 +122,19 @@ describe('AI SDK schemas', () => {
   })
 
   it('a jsonSchema that is a promise cannot be waited for: E_CONFIG with the way out', () => {
-    const e = errorOf(() => normalizeToolSchemas({ tools: [{ name: 'remote', inputSchema: jsonSchema(Promise.resolve({ type: 'object' })) }] }))
+    const e = thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'remote', inputSchema: jsonSchema(Promise.resolve({ type: 'object' })) }] }))
     expect(e.message).toBe("tool `remote`: inputSchema: the AI SDK schema's jsonSchema is a promise, which the gate cannot wait for when it is built: resolve it first and pass jsonSchema(await …)")
   })
 
   it('a lazy schema or conversion that throws, or a function that is no schema, is E_CONFIG', () => {
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ name: 'x', inputSchema: zodSchema(z.object({ d: z.date() })) }] })).message).toMatch(
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'x', inputSchema: zodSchema(z.object({ d: z.date() })) }] })).message).toMatch(
       /^tool `x`: inputSchema: the AI SDK schema's jsonSchema could not be made \(.*Date.*\)$/,
     )
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ name: 'y', inputSchema: (() => ({ type: 'object' })) as never }] })).message).toBe(
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'y', inputSchema: (() => ({ type: 'object' })) as never }] })).message).toBe(
       'tool `y`: inputSchema: a function that does not return an AI SDK Schema (jsonSchema() / zodSchema())',
     )
     expect(
-      errorOf(() =>
+      thrownToolGateError(() =>
         normalizeToolSchemas({
           tools: [
             {
@@ -186,7 +177,7 @@ describe('Standard Schema', () => {
 
   it('a Standard Schema without a JSON Schema export is E_CONFIG', () => {
     const bare = { '~standard': { version: 1, vendor: 'valibot', validate } }
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ name: 'v', inputSchema: bare as never }] })).message).toBe(
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'v', inputSchema: bare as never }] })).message).toBe(
       "tool `v`: inputSchema: a Standard Schema (vendor `valibot`) without a JSON Schema export: pass its JSON Schema instead, or wrap it with the AI SDK's jsonSchema()",
     )
   })
@@ -219,13 +210,13 @@ describe('JSON Schema and the config', () => {
     class Shape {
       type = 'object'
     }
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ name: 's', inputSchema: new Shape() as never }] })).message).toBe(
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 's', inputSchema: new Shape() as never }] })).message).toBe(
       'tool `s`: inputSchema: expected JSON Schema (a plain object or a boolean), a zod 4 schema or an AI SDK Schema, got an instance of Shape',
     )
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ inputSchema: [] } as never] })).message).toBe(
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ inputSchema: [] } as never] })).message).toBe(
       'tools[0]: inputSchema: expected JSON Schema (an object or a boolean), a zod 4 schema or an AI SDK Schema, got an array',
     )
-    expect(errorOf(() => normalizeToolSchemas({ tools: [{ name: 'q', inputSchema: 'object' as never }] })).message).toMatch(/got string$/)
+    expect(thrownToolGateError(() => normalizeToolSchemas({ tools: [{ name: 'q', inputSchema: 'object' as never }] })).message).toMatch(/got string$/)
   })
 
   it('what is not a config is returned as it is, for the gate to name', () => {

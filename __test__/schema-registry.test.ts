@@ -4,21 +4,14 @@
 // are E_CONFIG naming what was wrong (docs/json-schema.md).
 import { describe, expect, it } from 'vitest'
 
-import { ToolGate, ToolGateError, type ToolGateConfig } from '../src-ts'
+import { ToolGate, type ToolGateConfig, type ToolGateError } from '../src-ts'
+import { thrownConfigError } from './helpers/thrown'
 
 const ADDRESS = 'https://example.com/address.json'
 const address = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }
 
-function configError(config: ToolGateConfig): ToolGateError {
-  try {
-    new ToolGate(config)
-  } catch (err) {
-    expect(err).toBeInstanceOf(ToolGateError)
-    expect((err as ToolGateError).code).toBe('E_CONFIG')
-    return err as ToolGateError
-  }
-  throw new Error('the config compiled')
-}
+/** The `E_CONFIG` error compiling `config` throws. */
+const configError = (config: ToolGateConfig): ToolGateError => thrownConfigError(() => new ToolGate(config))
 
 describe('config `schemas` (offline $ref targets)', () => {
   it('a $ref to a listed URI resolves without the network, for strict and repairing tools', () => {
