@@ -4,7 +4,6 @@
 // SDK client over Streamable HTTP sending each user's token in `requestInit.headers`. Two users
 // with different roles share one listener; one user's session id is worth nothing to the other.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,9 +15,9 @@ import { z } from 'zod'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 
 import { AUDIENCE, hmacWithPublicKey, ISSUER, issuerKey, noneToken, sign, startJwks, type IssuerKey, type JwksServer } from './helpers/jwks'
+import { mcpSessions } from './helpers/mcp-http-server'
 import { cli, listenerUrl, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const T = 60_000
@@ -28,7 +27,6 @@ const UPSTREAM_TOKEN = 'mcp-upstream-secret-42'
 async function reportsServer(): Promise<{ url: string; server: Server; headers: IncomingHttpHeaders[]; ran: string[] }> {
   const headers: IncomingHttpHeaders[] = []
   const ran: string[] = []
-  const transports = new Map<string, StreamableHTTPServerTransport>()
   const build = () => {
     const s = new McpServer({ name: 'reports', version: '1.0.0' })
     s.registerTool('read_report', { inputSchema: { owner: z.string(), id: z.string() } }, async ({ owner, id }) => {
@@ -41,20 +39,10 @@ async function reportsServer(): Promise<{ url: string; server: Server; headers: 
     })
     return s
   }
+  const sessions = mcpSessions(build)
   const server = createServer(async (req, res) => {
     headers.push(req.headers)
-    const sid = req.headers['mcp-session-id'] as string | undefined
-    let t = sid ? transports.get(sid) : undefined
-    if (!t) {
-      if (sid) return void res.writeHead(404).end()
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) })
-      created.onclose = () => {
-        if (created.sessionId) transports.delete(created.sessionId)
-      }
-      await build().connect(created)
-      t = created
-    }
-    await t.handleRequest(req, res)
+    await sessions.handle(req, res)
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, headers, ran }

@@ -4,19 +4,18 @@
 // reads them. So the proxy sends nothing after `notifications/initialized` until the GET is
 // answered — and a server that is slow to answer it, never answers it, or refuses it (405) can
 // delay the session at most GET_STREAM_WAIT_MS, never hang it.
-import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { listenMcpHttp, type McpHttpListener } from '../src-ts/proxy/mcp/http'
 import { GET_STREAM_WAIT_MS } from '../src-ts/proxy/mcp/http-upstream'
+import { mcpSessions } from './helpers/mcp-http-server'
 
 const T = 60_000
 const text = (r: unknown) => ((CallToolResultSchema.parse(r) as CallToolResult).content[0] as { text: string }).text
@@ -29,7 +28,6 @@ type GetMode = { delayMs: number } | 'never' | 405
  * client request (so it can only go on the GET stream) and returns the user's answer.
  */
 async function upstream(get: GetMode) {
-  const transports = new Map<string, StreamableHTTPServerTransport>()
   const build = () => {
     const s = new McpServer({ name: 'aside', version: '1.0.0' })
     s.registerTool('ask_aside', { inputSchema: {} }, async () => {
@@ -40,17 +38,7 @@ async function upstream(get: GetMode) {
     s.registerTool('ping_tool', { inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'pong' }] }))
     return s
   }
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const sid = req.headers['mcp-session-id'] as string | undefined
-    let t = sid ? transports.get(sid) : undefined
-    if (!t) {
-      if (sid) return void res.writeHead(404).end()
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) })
-      await build().connect(created)
-      t = created
-    }
-    await t.handleRequest(req, res)
-  }
+  const { handle } = mcpSessions(build)
   const server = createServer((req, res) => {
     if (req.method === 'GET') {
       if (get === 405) return void res.writeHead(405, { Allow: 'POST, DELETE' }).end()

@@ -17,11 +17,11 @@ import { z } from 'zod'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
 import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp/http'
 import { loadMcpSdk } from '../src-ts/proxy/mcp/sdk'
+import { mcpSessions } from './helpers/mcp-http-server'
 import { listenerUrl } from './helpers/mcp-proxy'
 
 const root = join(__dirname, '..')
@@ -239,7 +239,6 @@ describe('mcp-proxy --listen: tool pins are shared by all sessions', () => {
 
 /** An SDK-built MCP server over Streamable HTTP (one McpServer per session) on loopback. */
 async function sdkHttpServer(): Promise<{ url: string; server: Server; sessions: () => number }> {
-  const transports = new Map<string, StreamableHTTPServerTransport>()
   const build = () => {
     const s = new McpServer({ name: 'remote', version: '1.0.0' }, { capabilities: { logging: {} } })
     let remembered: string | undefined
@@ -265,25 +264,10 @@ async function sdkHttpServer(): Promise<{ url: string; server: Server; sessions:
     })
     return s
   }
-  const server = createServer(async (req, res) => {
-    const sid = req.headers['mcp-session-id'] as string | undefined
-    let t = sid ? transports.get(sid) : undefined
-    if (!t) {
-      if (sid) {
-        res.writeHead(404).end()
-        return
-      }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) })
-      created.onclose = () => {
-        if (created.sessionId) transports.delete(created.sessionId)
-      }
-      await build().connect(created)
-      t = created
-    }
-    await t.handleRequest(req, res)
-  })
+  const sessions = mcpSessions(build)
+  const server = createServer((req, res) => void sessions.handle(req, res))
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, sessions: () => transports.size }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, server, sessions: sessions.count }
 }
 
 describe('mcp-proxy --listen in front of an HTTP MCP server ({ url })', () => {
