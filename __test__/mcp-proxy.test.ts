@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { cli, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
+import { cli, expectFilesystemGated, proxyTransport, rawMcpProxy, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const T = 60_000
@@ -46,26 +46,9 @@ describe('toolgate mcp-proxy in front of server-filesystem', () => {
   it('lists the server’s tools, passes a real read, repairs "2" → 2, refuses a bad type', async () => {
     const { client, stderr } = await connect()
     try {
-      const names = (await client.listTools()).tools.map((t) => t.name)
-      expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_allowed_directories']))
-
-      const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt') } })
-      expect(read.isError).toBeFalsy()
-      expect(text(read)).toBe('one\ntwo\nthree\nfour\nfive\n')
-
       // The server's own schema says `head` is a number: "2" alone would fail there. The gate
       // forwards 2, and the server's answer holds exactly two lines.
-      const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
-      expect(head.isError).toBeFalsy()
-      expect(text(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
-      expect(stderr()).toMatch(/repaired read_text_file .*StringToFloat \/head/)
-
-      // A bad type (no safe repair): answered by the gate, the file is never written.
-      const target = join(dir, 'never.txt')
-      const bad = await client.callTool({ name: 'write_file', arguments: { path: target, content: { not: 'a string' } } })
-      expect(bad.isError).toBe(true)
-      expect(text(bad)).toMatch(/^Invalid arguments for tool `write_file`:\n- `content`: expected string/)
-      expect(existsSync(target)).toBe(false)
+      await expectFilesystemGated(client, dir, stderr)
     } finally {
       await client.close()
     }

@@ -1,10 +1,14 @@
 // Test helpers for `toolgate mcp-proxy`: the built CLI (dist/cli/main.js, from `npm run
 // build:ts`) as an SDK client's stdio transport, as a plain command, or driven with raw JSON-RPC
-// lines; and reading a tool result's text.
+// lines; reading a tool result's text; and the check both transports run in front of
+// server-filesystem.
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import { join } from 'node:path'
+import { expect } from 'vitest'
 
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 
@@ -111,4 +115,31 @@ export async function listenerUrl(child: ChildProcess): Promise<{ url: string; s
     child.on('exit', (code) => reject(new Error(`the CLI exited (${code}) before listening:\n${stderr}`)))
   })
   return { url, stderr: () => stderr }
+}
+
+/**
+ * `client`, through the proxy in front of server-filesystem serving `dir` (which holds `five.txt`,
+ * five lines): the tools are listed, a real read passes, `head: "2"` is repaired to 2 (the
+ * server's own schema wants a number; `log()` is what the proxy logged) and the server reads two
+ * lines, and a `write_file` whose `content` is not a string is refused by the gate, never written.
+ */
+export async function expectFilesystemGated(client: Client, dir: string, log: () => string): Promise<void> {
+  const names = (await client.listTools()).tools.map((t) => t.name)
+  expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_allowed_directories']))
+
+  const read = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt') } })
+  expect(read.isError).toBeFalsy()
+  expect(toolText(read)).toBe('one\ntwo\nthree\nfour\nfive\n')
+
+  const head = await client.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'five.txt'), head: '2' } })
+  expect(head.isError).toBeFalsy()
+  expect(toolText(head).split('\n').filter(Boolean)).toEqual(['one', 'two'])
+  expect(log()).toMatch(/repaired read_text_file .*StringToFloat \/head/)
+
+  // a bad type (no safe repair): answered by the gate, the file is never written
+  const target = join(dir, 'never.txt')
+  const bad = await client.callTool({ name: 'write_file', arguments: { path: target, content: { not: 'a string' } } })
+  expect(bad.isError).toBe(true)
+  expect(toolText(bad)).toMatch(/^Invalid arguments for tool `write_file`:\n- `content`: expected string/)
+  expect(existsSync(target)).toBe(false)
 }
