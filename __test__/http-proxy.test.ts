@@ -26,7 +26,7 @@ import { decidedAnswer } from '../src-ts/proxy/http/rewrite'
 import { redactUrl } from '../src-ts/proxy/redact-url'
 import { startProxy, startRawUpstream, type RawUpstream, type RunningProxy } from './helpers/http-proxy'
 import { chatChunks, sseText, startUpstream, type Upstream } from './helpers/upstream'
-import { call, CHAT_TURN, MESSAGE_TURN, } from './helpers/turns'
+import { call, CHAT_TURN, fnItem, MESSAGE_TURN, responsesAnswer, textItem } from './helpers/turns'
 
 type Json = Record<string, unknown>
 
@@ -46,19 +46,14 @@ const CONFIG = {
 /** The tools every request declares (not `launch_rockets`, which the model calls anyway). */
 const DECLARED = ['search', 'get_weather', 'send_email', 'save_note']
 
-const item = (n: string, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
-const RESPONSES_TURN = {
-  id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
-  output: [
-    { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'On it.', annotations: [] }] },
-    item('a', 'search', '{"query":"rust"}'),
-    item('b', 'get_weather', '{"city":"Paris","days":"3"}'),
-    item('c', 'send_email', '{"to":"ceo@example.com"}'),
-    item('d', 'launch_rockets', '{}'),
-    item('e', 'save_note', '{"text":"remember"}'),
-  ],
-  usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
-}
+const RESPONSES_TURN = responsesAnswer([
+  textItem('On it.'),
+  fnItem('a', 'search', '{"query":"rust"}'),
+  fnItem('b', 'get_weather', '{"city":"Paris","days":"3"}'),
+  fnItem('c', 'send_email', '{"to":"ceo@example.com"}'),
+  fnItem('d', 'launch_rockets', '{}'),
+  fnItem('e', 'save_note', '{"text":"remember"}'),
+])
 
 const ANALYST = { 'x-toolgate-subject': 'ana', 'x-toolgate-roles': ' analyst , ' }
 

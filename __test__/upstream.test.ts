@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ToolGate, type TurnReport } from '../src-ts/index'
 import { anthropicAt, openaiAt } from './helpers/sdk-clients'
+import { call, chatAnswer, fnItem, messageAnswer, responsesAnswer, use } from './helpers/turns'
 import { startUpstream, type Upstream } from './helpers/upstream'
 
 const gate = ToolGate.fromFile(join(__dirname, 'fixtures', 'dialects', 'tools.json'))
@@ -33,42 +34,24 @@ function run(tool: string, args: Args): string {
 
 // --- the scripted model turns: one valid call, one repairable ("3" for an integer), one refused ---
 
-const CHAT_TURN = {
-  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
-  choices: [{
-    index: 0, logprobs: null, finish_reason: 'tool_calls',
-    message: {
-      role: 'assistant', content: null, refusal: null, annotations: [],
-      tool_calls: [
-        { id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"query":"rust"}' } },
-        { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris","days":"3"}' } },
-        { id: 'call_c', type: 'function', function: { name: 'send_email', arguments: '{"to":"ceo@example.com"}' } },
-      ],
-    },
-  }],
-  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
-}
+const CHAT_TURN = chatAnswer([
+  call('call_a', 'search', '{"query":"rust"}'),
+  call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
+  call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
+])
 
-const MESSAGE_TURN = {
-  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
-  content: [
-    { type: 'text', text: 'Let me look that up.' },
-    { type: 'tool_use', id: 'toolu_01', name: 'search', input: { query: 'rust' } },
-    { type: 'tool_use', id: 'toolu_02', name: 'get_weather', input: { city: 'Paris', days: '3' } },
-    { type: 'tool_use', id: 'toolu_03', name: 'delete_file', input: { path: '/tmp/x', force: true } },
-  ],
-  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
-}
+const MESSAGE_TURN = messageAnswer([
+  { type: 'text', text: 'Let me look that up.' },
+  use('toolu_01', 'search', { query: 'rust' }),
+  use('toolu_02', 'get_weather', { city: 'Paris', days: '3' }),
+  use('toolu_03', 'delete_file', { path: '/tmp/x', force: true }),
+])
 
-const RESPONSES_TURN = {
-  id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
-  output: [
-    { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'search', arguments: '{"query":"rust"}', status: 'completed' },
-    { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'get_weather', arguments: '{"city":"Paris","days":"3"}', status: 'completed' },
-    { type: 'function_call', id: 'fc_3', call_id: 'call_3', name: 'send_email', arguments: '{}', status: 'completed' },
-  ],
-  usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
-}
+const RESPONSES_TURN = responsesAnswer([
+  fnItem(1, 'search', '{"query":"rust"}'),
+  fnItem(2, 'get_weather', '{"city":"Paris","days":"3"}'),
+  fnItem(3, 'send_email', '{}'),
+])
 
 let upstream: Upstream
 let openai: OpenAI

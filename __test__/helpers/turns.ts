@@ -9,55 +9,64 @@ export const call = (id: string, name: string, args: string) => ({ id, type: 'fu
 /** A Messages `tool_use` block. */
 export const use = (id: string, name: string, input: object) => ({ type: 'tool_use', id, name, input })
 
-/** A Chat Completions answer with the five calls. */
-export const CHAT_TURN = {
-  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
-  choices: [{
-    index: 0, logprobs: null, finish_reason: 'tool_calls',
-    message: {
-      role: 'assistant', content: null, refusal: null, annotations: [],
-      tool_calls: [
-        call('call_a', 'search', '{"query":"rust"}'),
-        call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
-        call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
-        call('call_d', 'launch_rockets', '{}'),
-        call('call_e', 'save_note', '{"text":"remember"}'),
-      ],
-    },
-  }],
-  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
-}
-
-/** A Messages answer with text and the five calls. */
-export const MESSAGE_TURN = {
-  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
-  content: [
-    { type: 'text', text: 'Let me look that up.' },
-    use('toolu_a', 'search', { query: 'rust' }),
-    use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
-    use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
-    use('toolu_d', 'launch_rockets', {}),
-    use('toolu_e', 'save_note', { text: 'remember' }),
-  ],
-  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
-}
-
 /** A Responses function call item `call_<n>`. */
 export const fnItem = (n: number | string, name: string, args: string) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name, arguments: args, status: 'completed' })
 
-/** A Responses answer with text and the five calls (`call_1` … `call_5`). */
-export const RESPONSES_TURN = {
+/** A Chat Completions answer whose assistant message makes these tool calls (see `call`). */
+export const chatAnswer = (toolCalls: object[]) => ({
+  id: 'chatcmpl-1', object: 'chat.completion', created: 1741569952, model: 'gpt-4.1',
+  choices: [{
+    index: 0, logprobs: null, finish_reason: 'tool_calls',
+    message: { role: 'assistant', content: null, refusal: null, annotations: [], tool_calls: toolCalls },
+  }],
+  usage: { prompt_tokens: 82, completion_tokens: 40, total_tokens: 122 },
+})
+
+/** A Messages answer with these content blocks (text and `use` blocks). */
+export const messageAnswer = (content: object[]) => ({
+  id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5',
+  content,
+  stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 60 },
+})
+
+/** A Responses answer with these output items (messages and `fnItem`s). */
+export const responsesAnswer = (output: object[]) => ({
   id: 'resp_1', object: 'response', created_at: 1741569952, status: 'completed', model: 'gpt-4.1', error: null,
-  output: [
-    { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'On it.', annotations: [] }] },
-    fnItem(1, 'search', '{"query":"rust"}'),
-    fnItem(2, 'get_weather', '{"city":"Paris","days":"3"}'),
-    fnItem(3, 'send_email', '{"to":"ceo@example.com"}'),
-    fnItem(4, 'launch_rockets', '{}'),
-    fnItem(5, 'save_note', '{"text":"remember"}'),
-  ],
+  output,
   usage: { input_tokens: 82, output_tokens: 40, total_tokens: 122 },
-}
+})
+
+/** A Responses assistant message item with this text. */
+export const textItem = (text: string) => ({ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] })
+
+/** A Chat Completions answer with the five calls. */
+export const CHAT_TURN = chatAnswer([
+  call('call_a', 'search', '{"query":"rust"}'),
+  call('call_b', 'get_weather', '{"city":"Paris","days":"3"}'),
+  call('call_c', 'send_email', '{"to":"ceo@example.com"}'),
+  call('call_d', 'launch_rockets', '{}'),
+  call('call_e', 'save_note', '{"text":"remember"}'),
+])
+
+/** A Messages answer with text and the five calls. */
+export const MESSAGE_TURN = messageAnswer([
+  { type: 'text', text: 'Let me look that up.' },
+  use('toolu_a', 'search', { query: 'rust' }),
+  use('toolu_b', 'get_weather', { city: 'Paris', days: '3' }),
+  use('toolu_c', 'send_email', { to: 'ceo@example.com' }),
+  use('toolu_d', 'launch_rockets', {}),
+  use('toolu_e', 'save_note', { text: 'remember' }),
+])
+
+/** A Responses answer with text and the five calls (`call_1` … `call_5`). */
+export const RESPONSES_TURN = responsesAnswer([
+  textItem('On it.'),
+  fnItem(1, 'search', '{"query":"rust"}'),
+  fnItem(2, 'get_weather', '{"city":"Paris","days":"3"}'),
+  fnItem(3, 'send_email', '{"to":"ceo@example.com"}'),
+  fnItem(4, 'launch_rockets', '{}'),
+  fnItem(5, 'save_note', '{"text":"remember"}'),
+])
 
 /**
  * The gate the adapter tests decide the five calls with: `search` and `get_weather` (days 1–14)
