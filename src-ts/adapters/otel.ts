@@ -173,10 +173,7 @@ function onDecision(api: OtelApi, tracer: Tracer, m: Instruments, rec: DecisionR
   optional(attributes, 'toolgate.surface', rec.surface)
   optional(attributes, 'toolgate.receipt.id', rec.jti)
   optional(attributes, 'toolgate.config.hash', rec.configHash)
-  if (subject) {
-    optional(attributes, 'enduser.id', rec.sub)
-    optional(attributes, 'session.id', rec.session)
-  }
+  callerAttributes(attributes, rec, subject)
   const start = hrTimeOf(rec.time)
   const span = tracer.startSpan('toolgate.decision', { kind: api.SpanKind.INTERNAL, startTime: start, attributes }, api.ROOT_CONTEXT)
   span.end(addMicros(start, latencyUs))
@@ -193,10 +190,7 @@ function onTurnError(api: OtelApi, tracer: Tracer, m: Instruments, rec: TurnErro
   optional(attributes, 'toolgate.decision.id', rec.id)
   optional(attributes, 'toolgate.dialect', rec.dialect)
   optional(attributes, 'toolgate.config.hash', rec.configHash)
-  if (subject) {
-    optional(attributes, 'enduser.id', rec.sub)
-    optional(attributes, 'session.id', rec.session)
-  }
+  callerAttributes(attributes, rec, subject)
   const at = hrTimeOf(rec.time)
   const span = tracer.startSpan('toolgate.decision', { kind: api.SpanKind.INTERNAL, startTime: at, attributes }, api.ROOT_CONTEXT)
   span.setStatus({ code: api.SpanStatusCode.ERROR, message: rec.message ?? rec.code })
@@ -219,6 +213,13 @@ function validationErrorsOf(rec: DecisionRecord): number | undefined {
 
 function optional(attributes: Attributes, key: string, value: string | undefined): void {
   if (typeof value === 'string') attributes[key] = value
+}
+
+/** Who called (`enduser.id`, `session.id`), only with `recordSubject`: the one place a span may name the caller. */
+function callerAttributes(attributes: Attributes, rec: { sub?: string; session?: string }, subject: boolean): void {
+  if (!subject) return
+  optional(attributes, 'enduser.id', rec.sub)
+  optional(attributes, 'session.id', rec.session)
 }
 
 /** The record's RFC 3339 time (ms precision) as an OpenTelemetry HrTime. */
