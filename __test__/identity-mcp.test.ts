@@ -5,7 +5,7 @@
 // with different roles share one listener; one user's session id is worth nothing to the other.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,7 +18,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 
 import { AUDIENCE, hmacWithPublicKey, ISSUER, issuerKey, noneToken, sign, startJwks, type IssuerKey, type JwksServer } from './helpers/jwks'
 import { mcpSessions } from './helpers/mcp-http-server'
-import { cli, listenerUrl, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
+import { cli, listenerUrl, rawMcpRequest, root, runMcpProxyCli, toolText } from './helpers/mcp-proxy'
 
 const T = 60_000
 const UPSTREAM_TOKEN = 'mcp-upstream-secret-42'
@@ -62,19 +62,6 @@ async function connect(url: string, token: string) {
   const client = new Client({ name: 'identity-test', version: '1.0.0' })
   await client.connect(transport)
   return { client, transport }
-}
-
-/** One raw request to the listener. */
-function raw(url: string, o: { method?: string; headers?: Record<string, string>; body?: string }) {
-  return new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
-    const req = request(url, { method: o.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...o.headers } }, (res) => {
-      let body = ''
-      res.on('data', (d: Buffer) => (body += d.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end(o.body)
-  })
 }
 
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} })
@@ -166,12 +153,12 @@ describe('mcp-proxy --listen with identity: two users, one listener', () => {
       expect(sid).toBeTruthy()
       const asBob = { Authorization: `Bearer ${bob}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }
       for (const method of ['POST', 'GET', 'DELETE']) {
-        const r = await raw(listener.url, { method, headers: asBob, body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_report', arguments: { owner: 'x', id: '1' } } }) : undefined })
+        const r = await rawMcpRequest(listener.url, { method, headers: asBob, body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_report', arguments: { owner: 'x', id: '1' } } }) : undefined })
         expect(r.status).toBe(404)
         expect(JSON.parse(r.body)).toMatchObject({ error: { message: expect.stringMatching(/^Session not found/) } })
       }
       // without a token the door answers first: the session's existence is not told either
-      expect((await raw(listener.url, { headers: { 'mcp-session-id': sid }, body: LIST })).status).toBe(401)
+      expect((await rawMcpRequest(listener.url, { headers: { 'mcp-session-id': sid }, body: LIST })).status).toBe(401)
       // the session survived: alice still uses it (bob's DELETE did not end it)
       expect((await a.client.listTools()).tools.map((t) => t.name)).toEqual(['read_report'])
       expect(up.ran).not.toContain('read_report bob 1')
@@ -211,7 +198,7 @@ describe('mcp-proxy --listen with identity: each request is decided for its own 
 
 describe('mcp-proxy --listen with identity: one user cannot take every session', () => {
   it('at most 10 sessions per subject (429 beyond); another user still gets one', async () => {
-    const open = async (token: string) => raw(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
+    const open = async (token: string) => rawMcpRequest(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
     const ids: string[] = []
     try {
       for (let i = 0; i < 10; i++) {
@@ -228,7 +215,7 @@ describe('mcp-proxy --listen with identity: one user cannot take every session',
     } finally {
       for (const id of ids) {
         const [token, sid] = id.startsWith('bob:') ? [bob, id.slice(4)] : [alice, id]
-        await raw(listener.url, { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } })
+        await rawMcpRequest(listener.url, { method: 'DELETE', headers: { Authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } })
       }
     }
     // ended sessions free the subject's places
@@ -240,7 +227,7 @@ describe('mcp-proxy --listen with identity: refusals at the door', () => {
   const origin = () => listener.url.replace(/\/mcp$/, '')
 
   it('no token: 401 with the RFC 9728 challenge and a JSON-RPC error body; logged', async () => {
-    const r = await raw(listener.url, { body: INIT })
+    const r = await rawMcpRequest(listener.url, { body: INIT })
     expect(r.status).toBe(401)
     expect(r.headers['www-authenticate']).toBe(`Bearer resource_metadata="${origin()}/.well-known/oauth-protected-resource"`)
     expect(JSON.parse(r.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringContaining('no bearer token') } })
@@ -257,7 +244,7 @@ describe('mcp-proxy --listen with identity: refusals at the door', () => {
   ]
   it.each(bad)('%s: 401 with error="invalid_token"; the SDK client cannot connect', async (_n, make) => {
     const token = await make()
-    const r = await raw(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
+    const r = await rawMcpRequest(listener.url, { headers: { Authorization: `Bearer ${token}` }, body: INIT })
     expect(r.status).toBe(401)
     expect(r.headers['www-authenticate']).toMatch(/^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="[^"]+"$/)
     await expect(connect(listener.url, token)).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Unauthorized: unauthenticated') })
@@ -266,7 +253,7 @@ describe('mcp-proxy --listen with identity: refusals at the door', () => {
 
   it('serves the RFC 9728 metadata (root and /mcp) without a token', async () => {
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
-      const r = await raw(`${origin()}${path}`, { method: 'GET' })
+      const r = await rawMcpRequest(`${origin()}${path}`, { method: 'GET' })
       expect(r.status).toBe(200)
       expect(JSON.parse(r.body)).toEqual({ resource: `${origin()}/mcp`, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
     }

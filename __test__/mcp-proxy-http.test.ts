@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, request, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +22,7 @@ import { CallToolResultSchema, ElicitRequestSchema, LoggingMessageNotificationSc
 import { listenMcpHttp, type McpHttpListener, type McpHttpListenOptions } from '../src-ts/proxy/mcp/http'
 import { loadMcpSdk } from '../src-ts/proxy/mcp/sdk'
 import { mcpSessions } from './helpers/mcp-http-server'
-import { expectFilesystemGated, listenerUrl } from './helpers/mcp-proxy'
+import { expectFilesystemGated, listenerUrl, rawMcpRequest } from './helpers/mcp-proxy'
 
 const root = join(__dirname, '..')
 const fsServer = join(root, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
@@ -53,18 +53,6 @@ async function connect(url: string, headers: Record<string, string> = {}, approv
   return { client, transport }
 }
 
-/** One raw HTTP request (to set Host, Origin, sizes as a browser or attacker would). */
-function raw(url: string, o: { method?: string; headers?: Record<string, string>; body?: string }) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const req = request(url, { method: o.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...o.headers } }, (res) => {
-      let body = ''
-      res.on('data', (d: Buffer) => (body += d.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-    req.on('error', reject)
-    req.end(o.body)
-  })
-}
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
 
@@ -367,10 +355,10 @@ describe('mcp-proxy --listen: the listener’s own checks', () => {
   const auth = { authorization: 'Bearer s3cret-token' }
 
   it('bearer token: missing or wrong → 401 with WWW-Authenticate; the right one works', async () => {
-    const none = await raw(l.url, { body: INIT })
+    const none = await rawMcpRequest(l.url, { body: INIT })
     expect(none.status).toBe(401)
     expect(none.headers['www-authenticate']).toMatch(/^Bearer/)
-    const wrong = await raw(l.url, { body: INIT, headers: { authorization: 'Bearer s3cret-tokeN' } })
+    const wrong = await rawMcpRequest(l.url, { body: INIT, headers: { authorization: 'Bearer s3cret-tokeN' } })
     expect(wrong.status).toBe(401)
     expect(JSON.parse(wrong.body).error.message).toMatch(/bearer token is wrong/)
     expect(JSON.stringify(wrong)).not.toContain('s3cret-token')
@@ -387,39 +375,39 @@ describe('mcp-proxy --listen: the listener’s own checks', () => {
   }, T)
 
   it('Origin: a foreign one → 403; loopback and allowed ones pass; Host must be a loopback name', async () => {
-    const evil = await raw(l.url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })
+    const evil = await rawMcpRequest(l.url, { body: INIT, headers: { ...auth, origin: 'https://evil.example' } })
     expect(evil.status).toBe(403)
     expect(JSON.parse(evil.body).error.message).toMatch(/Origin `https:\/\/evil.example` is not allowed/)
-    expect((await raw(l.url, { body: INIT, headers: { ...auth, origin: 'null' } })).status).toBe(403)
+    expect((await rawMcpRequest(l.url, { body: INIT, headers: { ...auth, origin: 'null' } })).status).toBe(403)
     const port = new URL(l.url).port
-    const rebind = await raw(l.url, { body: INIT, headers: { ...auth, host: `evil.example:${port}` } })
+    const rebind = await rawMcpRequest(l.url, { body: INIT, headers: { ...auth, host: `evil.example:${port}` } })
     expect(rebind.status).toBe(403)
     expect(JSON.parse(rebind.body).error.message).toMatch(/not a loopback name/)
     for (const origin of [`http://localhost:${port}`, 'http://127.0.0.1:5173', 'https://app.example']) {
-      const ok = await raw(l.url, { body: INIT, headers: { ...auth, origin, host: `localhost:${port}` } })
+      const ok = await rawMcpRequest(l.url, { body: INIT, headers: { ...auth, origin, host: `localhost:${port}` } })
       expect(ok.status, origin).toBe(200)
-      await raw(l.url, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': String(ok.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' } })
+      await rawMcpRequest(l.url, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': String(ok.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' } })
     }
   }, T)
 
   it('a body over maxMessageBytes → 413; another path → 404; an unknown session → 404', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(5000) } })
-    const r = await raw(l.url, { body: big, headers: auth })
+    const r = await rawMcpRequest(l.url, { body: big, headers: auth })
     expect(r.status).toBe(413)
     expect(JSON.parse(r.body).error.message).toMatch(/over the limit of 4096/)
-    expect((await raw(l.url.replace(/\/mcp$/, '/other'), { body: INIT, headers: auth })).status).toBe(404)
-    const unknown = await raw(l.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: { ...auth, 'mcp-session-id': 'nope' } })
+    expect((await rawMcpRequest(l.url.replace(/\/mcp$/, '/other'), { body: INIT, headers: auth })).status).toBe(404)
+    const unknown = await rawMcpRequest(l.url, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), headers: { ...auth, 'mcp-session-id': 'nope' } })
     expect(unknown.status).toBe(404)
   }, T)
 
   it('sessions beyond maxSessions → 503; ending one frees a place; a refused initialize holds none', async () => {
     for (let i = 0; i < 3; i++) {
-      const noAccept = await raw(l.url, { body: INIT, headers: { ...auth, accept: 'application/json' } })
+      const noAccept = await rawMcpRequest(l.url, { body: INIT, headers: { ...auth, accept: 'application/json' } })
       expect(noAccept.status).toBe(406) // the SDK transport's own check
     }
     const a = await connect(l.url, auth)
     const b = await connect(l.url, auth)
-    const third = await raw(l.url, { body: INIT, headers: auth })
+    const third = await rawMcpRequest(l.url, { body: INIT, headers: auth })
     expect(third.status).toBe(503)
     expect(JSON.parse(third.body).error.message).toMatch(/2 sessions are open/)
     await a.transport.terminateSession()

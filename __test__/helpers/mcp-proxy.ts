@@ -1,9 +1,10 @@
 // Test helpers for `toolgate mcp-proxy`: the built CLI (dist/cli/main.js, from `npm run
 // build:ts`) as an SDK client's stdio transport, as a plain command, or driven with raw JSON-RPC
-// lines; reading a tool result's text; and the check both transports run in front of
-// server-filesystem.
+// lines; reading a tool result's text; the check both transports run in front of
+// server-filesystem; and a raw HTTP request to a listener.
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { request, type IncomingHttpHeaders } from 'node:http'
 import type { Readable, Writable } from 'node:stream'
 import { join } from 'node:path'
 import { expect } from 'vitest'
@@ -142,4 +143,21 @@ export async function expectFilesystemGated(client: Client, dir: string, log: ()
   expect(bad.isError).toBe(true)
   expect(toolText(bad)).toMatch(/^Invalid arguments for tool `write_file`:\n- `content`: expected string/)
   expect(existsSync(target)).toBe(false)
+}
+
+/**
+ * One raw HTTP request to an MCP listener (POST of JSON by default, accepting JSON or SSE), to set
+ * what an SDK client would not (Host, Origin, sizes, a stolen session id) as a browser or an
+ * attacker would; answers the status, headers and whole body.
+ */
+export function rawMcpRequest(url: string, o: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: o.method ?? 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...o.headers } }, (res) => {
+      let body = ''
+      res.on('data', (d: Buffer) => (body += d.toString()))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end(o.body)
+  })
 }
