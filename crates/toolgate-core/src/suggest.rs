@@ -116,12 +116,15 @@ fn closest<T: ToolName>(name: &str, tools: &[T]) -> Vec<usize> {
     let budget = (chars / 3).max(2);
     let query = levenshtein::BatchComparator::new(lower.chars());
     let within = levenshtein::Args::default().score_cutoff(budget);
+    let inside = memchr::memmem::Finder::new(lower.as_bytes());
+    let contains =
+        |c: &str| lower.len() >= 3 && ((c.len() >= lower.len() && inside.find(c.as_bytes()).is_some()) || (c.len() <= lower.len() && lower.contains(c)));
     let mut scored: Vec<(usize, &str, usize)> = tools
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
             let (cand, c) = t.names();
-            if lower.len() >= 3 && (c.contains(&lower) || lower.contains(c)) {
+            if contains(c) {
                 return Some((query.distance(c.chars()), cand, i));
             }
             // the edit distance is at least the length difference; byte lengths bound char
