@@ -1,5 +1,5 @@
 // Conversion only: a turn payload to JSON text for the binding, and the binding's report wire
-// (crates/toolgate-core/src/turn.rs `to_wire`) to a TurnReport. Every decision is the core's.
+// (crates/toolgate-wire, `report_with_patches`) to a TurnReport. Every decision is the core's.
 import { ToolGateError } from './errors'
 import type { Dialect, Flag, Outcome, Reason, TurnCall, TurnReport, TurnRefusal, ProviderExecutedCall } from './types'
 
@@ -106,7 +106,7 @@ export function engineQuestions(wire: string): (EngineQuestion | undefined)[] {
   )
 }
 
-/** Reads a JSON array of calls in the per-call wire (`calls_to_wire` in turn.rs), e.g. a stream's `push` answer. */
+/** Reads a JSON array of calls in the per-call wire (`toolgate_wire::calls`), e.g. a stream's `push` answer. */
 export function readCallsWire(wire: string): TurnCall[] {
   return (JSON.parse(wire) as WireCall[]).map(readCall)
 }

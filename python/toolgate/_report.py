@@ -68,7 +68,7 @@ class TurnReport:
 
 
 def read_call(c: Dict[str, Any], engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
-    """One call of the per-call wire (``calls_to_wire`` in the core's turn.rs)."""
+    """One call of the per-call wire (``toolgate_wire::calls``)."""
     text = c.get("argumentsJson")
     arguments = _loads(text) if text is not None else None
     flags = [(f["code"], f["path"], "from" in f, f.get("from"), "to" in f, f.get("to")) for f in c.get("flags", ())]

@@ -55,7 +55,7 @@ fn main() {
         let parse = || parse_payload(black_box(text).as_bytes(), gate.limits(), gate.max_payload_bytes()).map(|p| p.problems.len()).unwrap_or(0);
         let checks = || singles.iter().map(|(t, a)| gate.check(black_box(t), black_box(a)).flags.len()).sum();
         let guard = || gate.guard(DialectChoice::Is(d), black_box(text), &opts).map(|r| r.calls.len()).unwrap_or(0);
-        let wire = || gate.guard(DialectChoice::Is(d), black_box(text), &opts).map(|r| r.to_wire_patches().len()).unwrap_or(0);
+        let wire = || gate.guard(DialectChoice::Is(d), black_box(text), &opts).map(|r| toolgate_wire::report_with_patches(&r).len()).unwrap_or(0);
         let rows: [(&str, &dyn Fn() -> usize); 4] = [
             ("parse_payload (the envelope, strictly)", &parse),
             ("the calls alone (3 x check)", &checks),

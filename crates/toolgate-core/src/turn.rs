@@ -3,7 +3,6 @@
 //! [`Gate::finish_turn`], so a streamed turn and a whole one are answered alike.
 
 use ahash::AHashSet;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::audit::RawArgs;
@@ -303,127 +302,6 @@ fn payload_parse_error(choice: DialectChoice, e: &ParseError) -> GateError {
         other => problem_text(other),
     };
     GateError::Payload(format!("{who}: {what}"))
-}
-
-/// The report as the binding's JSON wire (read by `src-ts/gate.ts`): `calls[]` carry
-/// `argumentsJson` (not `arguments`: the TS side parses it once), `payload` only when changed.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireReport<'a> {
-    dialect: &'static str,
-    calls: Vec<WireCall<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payload: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    patches: Option<Vec<WirePatch<'a>>>,
-    feedback: &'a [Value],
-    provider_executed: Vec<WireProvider<'a>>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    turn_refusals: &'a [TurnRefusal],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WirePatch<'a> {
-    call: usize,
-    path: Vec<WireSeg<'a>>,
-    as_text: bool,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum WireSeg<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireCall<'a> {
-    call_id: &'a str,
-    tool: &'a str,
-    outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments_json: Option<&'a str>,
-    flags: &'a [crate::schema::flag::Flag],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<&'static str>,
-    #[serde(flatten)]
-    facts: crate::verdict::Facts<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireProvider<'a> {
-    call_id: &'a str,
-    tool: &'a str,
-    kind: &'a str,
-}
-
-impl<'a> WireCall<'a> {
-    fn of(c: &'a TurnCall) -> Self {
-        WireCall {
-            call_id: &c.call_id,
-            tool: &c.tool,
-            outcome: c.verdict.outcome.as_str(),
-            arguments_json: c.arguments_json.as_deref(),
-            flags: &c.verdict.flags,
-            message: c.verdict.message.as_deref(),
-            reason: c.verdict.reason.map(|r| r.as_str()),
-            facts: c.verdict.facts(),
-        }
-    }
-}
-
-/// Serializes calls in the per-call wire of [`TurnReport::to_wire`] (a JSON array), for the
-/// binding's stream `push` (read by `readCallsWire` in `src-ts/turn.ts`).
-pub fn calls_to_wire(calls: &[TurnCall]) -> String {
-    serde_json::to_string(&calls.iter().map(WireCall::of).collect::<Vec<_>>()).unwrap_or_else(|_| "[]".to_owned())
-}
-
-impl TurnReport {
-    /// Serializes the report for the binding (see [`WireReport`]'s doc), with the whole payload
-    /// when it changed (a stream's report: the host holds no payload of its own).
-    pub fn to_wire(&self) -> String {
-        self.wire(false)
-    }
-
-    /// Serializes the report for a host that holds the payload it passed: instead of the payload,
-    /// the patches that turn it into [`TurnReport::payload`] (cheaper to send and to read).
-    pub fn to_wire_patches(&self) -> String {
-        self.wire(true)
-    }
-
-    fn wire(&self, patches: bool) -> String {
-        let w = WireReport {
-            dialect: self.dialect.as_str(),
-            calls: self.calls.iter().map(WireCall::of).collect(),
-            payload: if patches { None } else { self.payload.as_ref() },
-            patches: patches.then(|| {
-                self.patches
-                    .iter()
-                    .map(|p| WirePatch {
-                        call: p.call,
-                        path: p
-                            .path
-                            .iter()
-                            .map(|s| match s {
-                                Seg::Key(k) => WireSeg::Key(k),
-                                Seg::Index(i) => WireSeg::Index(*i),
-                            })
-                            .collect(),
-                        as_text: p.as_text,
-                    })
-                    .collect()
-            }),
-            feedback: &self.feedback,
-            provider_executed: self.provider_executed.iter().map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind }).collect(),
-            turn_refusals: &self.turn_refusals,
-        };
-        serde_json::to_string(&w).unwrap_or_default()
-    }
 }
 
 /// Filters a tool list in `d`'s request shape to what this gate lets a caller call (every

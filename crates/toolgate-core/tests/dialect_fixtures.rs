@@ -54,7 +54,7 @@ fn check_fixture(name: &str, fx: &Value, gate: &Gate) -> Result<(), String> {
         return Ok(());
     }
     let report = result.map_err(|e| format!("unexpected error {}: {e}", e.code()))?;
-    let wire: Value = serde_json::from_str(&report.to_wire()).unwrap();
+    let wire: Value = serde_json::from_str(&toolgate_wire::report(&report)).unwrap();
     let expect = &fx["expect"];
     if let Some(d) = expect.get("dialect") {
         if wire["dialect"] != *d {

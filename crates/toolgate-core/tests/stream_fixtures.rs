@@ -274,7 +274,7 @@ fn dump_one_fixture_when_asked() {
             let mut m = Map::new();
             m.insert("payload".into(), r.payload.clone().unwrap_or_default());
             m.insert("feedback".into(), Value::Array(r.feedback.clone()));
-            println!("end -> {}\n{}", r.to_wire(), serde_json::to_string_pretty(&Value::Object(m)).unwrap());
+            println!("end -> {}\n{}", toolgate_wire::report(&r), serde_json::to_string_pretty(&Value::Object(m)).unwrap());
         }
         Err(e) => println!("end -> {} {e}", e.code()),
     }

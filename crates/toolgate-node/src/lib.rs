@@ -558,7 +558,7 @@ impl TurnArgs {
 }
 
 /// Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
-/// JSON (see `TurnReport::to_wire_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+/// JSON (see `toolgate_wire::report_with_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
 /// dialect and the JSON path.
 #[napi]
 pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> std::result::Result<String, Error<String>> {
@@ -566,7 +566,7 @@ pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> 
     guarded("payload", || {
         let choice: DialectChoice = dialect.parse()?;
         let args = turn_options(&options)?;
-        Ok(gate.guard_as(choice, &payload, &args.opts, &gate.who(&args.ctx, args.stage()))?.to_wire_patches())
+        Ok(toolgate_wire::report_with_patches(&gate.guard_as(choice, &payload, &args.opts, &gate.who(&args.ctx, args.stage()))?))
     })
 }
 

@@ -1,6 +1,6 @@
 //! Streams through the binding: one `BindingStream` per guarded model stream. Strings in, one
 //! string out: `push` answers the calls the event completed (a JSON array in the per-call wire
-//! of `TurnReport::to_wire`), `forward` the events safe to emit (a JSON array), `end` the report
+//! of `toolgate_wire::report`), `forward` the events safe to emit (a JSON array), `end` the report
 //! wire, as `guard` does. Core errors become JS errors with `code`; a panic is caught and poisons
 //! the stream (every later `push` and `end` throws `E_PAYLOAD`), so nothing decided after it can
 //! be trusted or let through.
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{calls_to_wire, CallContext, Dialect, Gate, GateError, GateStream};
+use toolgate_core::{CallContext, Dialect, Gate, GateError, GateStream};
 
 use super::{gate_of, to_js_error};
 
@@ -60,7 +60,7 @@ impl BindingStream {
         };
         let gate = &self.gate;
         match catch_unwind(AssertUnwindSafe(|| stream.push(gate, &event))) {
-            Ok(Ok(calls)) => Ok(calls_to_wire(&calls)),
+            Ok(Ok(calls)) => Ok(toolgate_wire::calls(&calls)),
             Ok(Err(e)) => Err(to_js_error(e)),
             Err(_) => {
                 self.stream = None;
@@ -94,7 +94,7 @@ impl BindingStream {
         self.closed = Some(ENDED);
         let gate = &self.gate;
         match catch_unwind(AssertUnwindSafe(|| stream.end(gate))) {
-            Ok(Ok(report)) => Ok(report.to_wire()),
+            Ok(Ok(report)) => Ok(toolgate_wire::report(&report)),
             Ok(Err(e)) => Err(to_js_error(e)),
             Err(_) => {
                 self.closed = Some(POISONED);

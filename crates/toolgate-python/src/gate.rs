@@ -206,7 +206,7 @@ impl Gate {
         let opts = TurnOptions { protocol_version };
         run_detached(py, "payload", "E_PAYLOAD", || {
             let choice: DialectChoice = dialect.parse()?;
-            Ok(gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?.to_wire())
+            Ok(toolgate_wire::report(&gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?))
         })
     }
 

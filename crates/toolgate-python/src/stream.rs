@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use toolgate_core::{calls_to_wire, CallContext, Dialect, Gate as CoreGate, GateError, GateStream};
+use toolgate_core::{CallContext, Dialect, Gate as CoreGate, GateError, GateStream};
 
 use crate::errors::{from_core, tool_gate_error};
 use crate::gate::Gate;
@@ -85,7 +85,7 @@ impl Stream {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let Some(stream) = st.stream.as_mut() else { return Step::Closed(st.closed) };
             match catch_unwind(AssertUnwindSafe(|| stream.push(gate, &event))) {
-                Ok(Ok(calls)) => Step::Wire(calls_to_wire(&calls)),
+                Ok(Ok(calls)) => Step::Wire(toolgate_wire::calls(&calls)),
                 Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.stream = None;
@@ -122,7 +122,7 @@ impl Stream {
             let Some(stream) = st.stream.take() else { return Step::Closed(st.closed) };
             st.closed = Some(ENDED);
             match catch_unwind(AssertUnwindSafe(|| stream.end(gate))) {
-                Ok(Ok(report)) => Step::Wire(report.to_wire()),
+                Ok(Ok(report)) => Step::Wire(toolgate_wire::report(&report)),
                 Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.closed = Some(POISONED);
