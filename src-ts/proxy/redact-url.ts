@@ -34,6 +34,8 @@ export function redactUrl(url: string): string {
  * messages that may quote a URL somewhere inside.
  */
 export function redactSecrets(text: string): string {
+  // each pattern needs `://` or `=`: a line with neither (most log lines) has nothing to scrub
+  if (!text.includes('=') && !text.includes('://')) return text
   return text
     .replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@`'"]*@/g, `$1${REDACTED}@`)
     .replace(/([?&;\s`'"]|^)([A-Za-z0-9_-]{1,40})=([^&#\s`'"]*)/g, (all, pre: string, name: string, _v: string) => (SECRET_PARAMS.test(name.replace(/_/g, '-')) ? `${pre}${name}=${REDACTED}` : all))

@@ -45,6 +45,9 @@ export interface BadPath {
 /** Characters kept as they are in a forwarded path segment (RFC 3986 `pchar` minus `%`). */
 const PCHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/
 
+/** A path every step of {@link normalisePath} leaves as it is: `/`-separated non-empty segments of {@link PCHAR} characters, none `.` or `..`. */
+const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/
+
 function encodeSegment(s: string): string {
   let out = ''
   for (const ch of s) out += PCHAR.test(ch) ? ch : encodeURIComponent(ch)
@@ -58,6 +61,9 @@ function encodeSegment(s: string): string {
  * canonical way. Answers `/a/b` form (`/` for no segment) or {@link BadPath}.
  */
 export function normalisePath(raw: string): string | BadPath {
+  // a path already in that form (every segment non-empty, plain characters, no `%`, no dot
+  // segment) is its own normal form: the common case, one test
+  if (PLAIN_PATH.test(raw)) return raw
   const segs: string[] = []
   for (const part of raw.split('/')) {
     if (part === '') continue
