@@ -1,10 +1,14 @@
-// The HTTP proxy's per-request string work, cut for speed (issue 20) and held to what it did
-// before: the shortcuts of the path normaliser and the log scrubber answer exactly what the long
-// ways answer.
-import { describe, expect, it } from 'vitest'
+// The HTTP proxy's request side, cut for speed (issue 20) and held to what it did before: the
+// `tools` the gate filters are the very text that goes upstream (read from the client's body, so
+// a tool with a key written twice is dropped by the gate's strict read instead of reaching the
+// upstream as a definition the gate never read), a request whose tools all stay goes out as the client wrote it, and
+// the shortcuts of the path normaliser and the log scrubber answer exactly what the long ways do.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { normalisePath } from '../src-ts/proxy/http/paths'
+import { startHttpProxy, toolsSpan, type HttpProxy } from '../src-ts/proxy/http/proxy'
 import { redactSecrets } from '../src-ts/proxy/redact-url'
+import { startRawUpstream, type RawUpstream } from './helpers/http-proxy'
 
 /** A deterministic pseudo-random source. */
 function rng(seed: number): () => number {
@@ -14,6 +18,37 @@ function rng(seed: number): () => number {
     return s / 2 ** 32
   }
 }
+
+const TOOLS = [
+  { type: 'function', function: { name: 'read_file', description: 'Read a "file" [any] {size} \\ path', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },
+  { type: 'function', function: { name: 'search', parameters: { type: 'object', properties: { q: { type: 'string', enum: ['a]', '{b', '"c"', 'd\\'] } } } } },
+]
+
+describe('toolsSpan', () => {
+  it('finds the `tools` array of a body however it is spaced and wherever it stands', () => {
+    const next = rng(7)
+    const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)]
+    for (let n = 0; n < 300; n++) {
+      const members: [string, unknown][] = [['model', 'gpt-4.1'], ['messages', [{ role: 'user', content: pick(['hi', 'x "tools" y', '[{', '\\"']) }]], ['tools', TOOLS.slice(0, 1 + Math.floor(next() * 2))], ['stream', false]]
+      members.sort(() => next() - 0.5)
+      const body = Object.fromEntries(members)
+      const indent = pick([undefined, 0, 1, 2, '\t'])
+      const raw = JSON.stringify(body, null, indent)
+      const span = toolsSpan(raw)
+      if (raw.indexOf('"tools"') !== raw.lastIndexOf('"tools"')) continue // not for this function (onceTools)
+      expect(span).toBeDefined()
+      expect(JSON.parse(span!)).toEqual(body.tools)
+      const at = raw.indexOf(span!)
+      expect(raw.slice(at + span!.length).trimStart()[0]).toMatch(/[,}]/)
+    }
+  })
+
+  it('is undefined for a body not laid out as a tools member with an array', () => {
+    expect(toolsSpan('{"tools": {"a": 1}}')).toBeUndefined()
+    expect(toolsSpan('{"tools" 1}')).toBeUndefined()
+    expect(toolsSpan('{"tools":[1,2')).toBeUndefined()
+  })
+})
 
 describe('shortcuts answer what the long ways answer', () => {
   it('normalisePath: a plain path is its own normal form; anything else goes the long way', () => {
@@ -62,5 +97,51 @@ describe('shortcuts answer what the long ways answer', () => {
       samples.push(s)
     }
     for (const s of samples) expect(redactSecrets(s)).toBe(reference(s))
+  })
+})
+
+describe('the body sent upstream', () => {
+  let upstream: RawUpstream
+  let proxy: HttpProxy
+  const completion = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] })
+  beforeAll(async () => {
+    upstream = await startRawUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(completion)
+    })
+    proxy = await startHttpProxy({ upstream: upstream.origin, port: 0 })
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await upstream?.close()
+  })
+
+  const post = async (body: string) => {
+    const before = upstream.requests.length
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    return { status: res.status, text: await res.text(), sent: upstream.requests.length > before ? upstream.requests[upstream.requests.length - 1].body : undefined }
+  }
+
+  it('a body whose tools all stay goes upstream as the client wrote it, compact or spaced', async () => {
+    const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: TOOLS }
+    for (const text of [JSON.stringify(body), JSON.stringify(body, null, 2), JSON.stringify(body, null, '\t')]) {
+      const r = await post(text)
+      expect(r.status).toBe(200)
+      expect(r.sent).toBe(text)
+    }
+  })
+
+  it('a tool holding a key written twice is dropped by the gate, never sent upstream as the client wrote it', async () => {
+    const ambiguous = '{"type":"function","function":{"name":"evil","name":"read_file","parameters":{"type":"object"}}}'
+    const r = await post(`{"model":"m","messages":[],"tools":[${ambiguous},${JSON.stringify(TOOLS[1])}]}`)
+    expect(r.status).toBe(200)
+    expect(r.sent).toBe(JSON.stringify({ model: 'm', messages: [], tools: [TOOLS[1]] }))
+  })
+
+  it('a body naming `tools` twice is sent re-encoded from what the proxy parsed: one `tools`, the one the gate filtered', async () => {
+    const text = `{"model":"m","tools":[{"type":"function","function":{"name":"a"}}],"messages":[],"tools":${JSON.stringify(TOOLS)}}`
+    const r = await post(text)
+    expect(r.status).toBe(200)
+    expect(r.sent).toBe(JSON.stringify({ model: 'm', tools: TOOLS, messages: [] }))
   })
 })

@@ -131,6 +131,8 @@ export class GateCache {
   /** A request's exact tools text (with its dialect) → its gate's key (`''`: the config's own gate). */
   readonly #byText = new Map<string, string>()
   #byTextChars = 0
+  /** The last tools text looked up, with its dialect and gate key: a client sending one tool list again and again costs one comparison of the text, not a hash of it. */
+  #last: { dialect: RequestDialect; text: string; key: string } | undefined
 
   /** Compiles the config's own gate; throws `E_CONFIG` as `new ToolGate` does. */
   constructor(opts: GateCacheOptions) {
@@ -159,21 +161,43 @@ export class GateCache {
 
   /**
    * The gate for a request declaring `tools` in `dialect`'s request shape. `E_PAYLOAD` for
-   * conflicting definitions. `text`, when given, is `JSON.stringify(tools)`: a list seen before
-   * with exactly that text goes straight to its gate (no learning, canonical form or hash again);
-   * any other text takes the full way, so the answer is the same either way.
+   * conflicting definitions. `text`, when given, is JSON text `tools` was parsed from (or its
+   * `JSON.stringify`): a list seen before with exactly that text goes straight to its gate (no
+   * learning, canonical form or hash again); any other text takes the full way, so the answer is
+   * the same either way.
    */
   gateFor(dialect: RequestDialect, tools: unknown, text?: string): ToolGate {
     if (text === undefined || text.length > MAX_REMEMBERED_TEXT) return this.#gateFor(dialect, tools).gate
+    const last = this.#last
+    if (last !== undefined && last.text === text && last.dialect === dialect) {
+      // the same text as the last request: its gate, while it is cached (an evicted key takes the full way)
+      if (last.key === '') return this.#base
+      const hit = this.#gates.get(last.key)
+      if (hit !== undefined) {
+        this.#gates.delete(last.key)
+        this.#gates.set(last.key, hit)
+        return hit
+      }
+    }
+    // The text is kept (the last one, and in the memo) as a copy of its own: `text` may be a slice
+    // of a whole request body, which the cache must not hold on to.
+    const own = Buffer.from(text, 'utf8').toString('utf8')
+    if (own !== text) return this.#gateFor(dialect, tools).gate // text no UTF-8 can hold: not remembered
+    const found = this.#gateForText(dialect, tools, own)
+    this.#last = { dialect, text: own, key: found.key }
+    return found.gate
+  }
+
+  #gateForText(dialect: RequestDialect, tools: unknown, text: string): { gate: ToolGate; key: string } {
     const memo = `${dialect}\n${text}`
     const key = this.#byText.get(memo)
-    if (key === '') return this.#base
+    if (key === '') return { gate: this.#base, key }
     if (key !== undefined) {
       const hit = this.#gates.get(key)
       if (hit !== undefined) {
         this.#gates.delete(key)
         this.#gates.set(key, hit)
-        return hit
+        return { gate: hit, key }
       }
     }
     const found = this.#gateFor(dialect, tools)
@@ -185,7 +209,7 @@ export class GateCache {
       this.#byText.delete(oldest)
       this.#byTextChars -= oldest.length
     }
-    return found.gate
+    return found
   }
 
   #gateFor(dialect: RequestDialect, tools: unknown): { gate: ToolGate; key: string } {

@@ -458,7 +458,12 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
 function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
   const tools = body.tools
   if (tools === undefined) return { gate: s.gates.base, sent: rawText }
-  const toolsText = JSON.stringify(tools)
+  // The tools as the client wrote them when the body names `tools` once (see onceTools): the
+  // gate then reads, strictly, the very text that goes upstream (a key written twice inside
+  // them refuses the request), and nothing is serialized. Otherwise the parsed list, serialized.
+  const once = onceTools(rawText)
+  const written = once ? toolsSpan(rawText) : undefined
+  const toolsText = written ?? JSON.stringify(tools)
   const gate = s.gates.gateFor(dialect, tools, toolsText)
   const filtered = gate.filterTools(toolsText, { ...context, dialect })
   if (dialect === 'openai' && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0) {
@@ -468,8 +473,10 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   const fit = body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
   if (fit !== undefined) s.log(`${dialect}${subjectPart(context)}: ${fit.why}`)
   // nothing removed, nothing refitted: the body goes out as the client wrote it (no second
-  // serialization), unless its text could be read with another `tools` (see onceTools)
-  if (fit === undefined && filtered === toolsText && onceTools(rawText)) return { gate, sent: rawText }
+  // serialization), unless its text could be read with another `tools` (see onceTools). The
+  // gate answers compact text: tools the client spaced its own way, all kept, equal their
+  // serialized form (the gate's strict read of the client's text agreed with this parse).
+  if (fit === undefined && once && (filtered === toolsText || (written !== undefined && filtered === JSON.stringify(tools)))) return { gate, sent: rawText }
   let out = '{'
   for (const k in body) {
     if (out.length > 1) out += ','
@@ -488,6 +495,43 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
 function onceTools(raw: string): boolean {
   const i = raw.indexOf('"tools"')
   return i >= 0 && i === raw.lastIndexOf('"tools"') && !raw.includes('\\u')
+}
+
+/**
+ * The text of the `tools` array in a request body that parsed as a JSON object with a `tools`
+ * array and names `"tools"` once (see {@link onceTools}) — that one occurrence is the member's
+ * key — from its `[` to its `]`; `undefined` when the text is not laid out so.
+ */
+export function toolsSpan(raw: string): string | undefined {
+  let i = raw.indexOf('"tools"') + 7
+  let c = raw.charCodeAt(i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i)
+  if (c !== 0x3a) return undefined // ':'
+  c = raw.charCodeAt(++i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i)
+  if (c !== 0x5b) return undefined // '['
+  const start = i
+  let depth = 0
+  while (i < raw.length) {
+    c = raw.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: on to its closing quote, the first not escaped by an odd run of backslashes
+      let j = i
+      for (;;) {
+        j = raw.indexOf('"', j + 1)
+        if (j < 0) return undefined
+        let k = j - 1
+        while (raw.charCodeAt(k) === 0x5c) k--
+        if ((j - 1 - k) % 2 === 0) break
+      }
+      i = j + 1
+      continue
+    }
+    if (c === 0x5b || c === 0x7b) depth++
+    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return raw.slice(start, i + 1)
+    i++
+  }
+  return undefined
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
