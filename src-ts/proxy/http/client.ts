@@ -81,8 +81,8 @@ export class UpstreamCancel {
 export interface UpstreamRequest {
   method: string
   headers: Record<string, string>
-  /** The whole body (retried once on a kept-alive socket the server had just closed), a stream piped as it comes, or none. */
-  body?: Buffer | Readable
+  /** The whole body — text (sent as UTF-8) or bytes — retried once on a kept-alive socket the server had just closed; a stream piped as it comes; or none. */
+  body?: string | Buffer | Readable
   /** Cancels the request and its answer. */
   cancel: UpstreamCancel
 }
@@ -90,7 +90,7 @@ export interface UpstreamRequest {
 /**
  * Sends `r` to `target` and resolves with the upstream's answer once its status and headers are
  * in (the body not read yet). Rejects with the socket error (`ECONNREFUSED`, `ENOTFOUND` …) or
- * the cancel's reason. A request with a `Buffer` body or none that fails with `ECONNRESET`/`EPIPE`
+ * the cancel's reason. A request with a whole body (text or bytes) or none that fails with `ECONNRESET`/`EPIPE`
  * on a reused kept-alive socket before any answer — the server closed it as it was picked — is
  * sent once more on a fresh socket, as Node's documentation recommends; a streamed body never is.
  * No redirect is followed: a 3xx is an answer like any other.
@@ -116,14 +116,18 @@ export function requestUpstream(agents: UpstreamAgents, target: UpstreamTarget, 
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (answered) return // the answer's stream carries it
       const code = err.code
-      if (!retried && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !r.cancel.cancelled && (r.body === undefined || Buffer.isBuffer(r.body))) {
+      if (!retried && req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && !r.cancel.cancelled && (r.body === undefined || typeof r.body === 'string' || Buffer.isBuffer(r.body))) {
         requestUpstream(agents, target, r, true).then(resolve, reject)
         return
       }
       reject(err)
     })
     if (r.body === undefined) req.end()
-    else if (Buffer.isBuffer(r.body)) {
+    else if (typeof r.body === 'string') {
+      // text goes out with the head in one write (no Buffer made for it)
+      req.setHeader('content-length', Buffer.byteLength(r.body))
+      req.end(r.body)
+    } else if (Buffer.isBuffer(r.body)) {
       req.setHeader('content-length', r.body.length)
       req.end(r.body)
     } else {

@@ -123,6 +123,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
     log,
     warnedFixed: false,
     passThrough,
+    remote: gates.state.remote,
   }
   const server = createServer((req, res) => {
     handle(req, res, settings).catch((err: unknown) => {
@@ -167,6 +168,8 @@ interface Settings {
   log: (line: string) => void
   warnedFixed: boolean
   passThrough: PassThroughList
+  /** The gates' state store is remote (Redis; the same store across reloads): answers are guarded off the event loop. */
+  remote: boolean
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -350,7 +353,7 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   ex.start(s.timeoutMs)
   const headers = withUpstreamHeaders(upstreamHeaders(req.headers, s.strip, 'guarded'), s.upstreamExtra)
   headers['content-type'] = 'application/json'
-  const up = await sendUpstream(route, { method: 'POST', headers, body: Buffer.from(sent) }, ex, dialect, s)
+  const up = await sendUpstream(route, { method: 'POST', headers, body: sent }, ex, dialect, s)
   if (!isAnswer(up)) {
     if (up !== undefined) send(res, up)
     return
@@ -390,8 +393,10 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   }
   let answer: GuardedAnswer
   try {
-    // async: with state in Redis the decision runs off the event loop (docs/state.md)
-    const report = await gate.guardAsync(json, { ...context, dialect })
+    // with state in Redis the decision runs off the event loop (docs/state.md); in memory it is
+    // decided in place (the proxy's gates have no plugged engines to wait for): no promise hop
+    const opts = { ...context, dialect }
+    const report = s.remote ? await gate.guardAsync(json, opts) : gate.guard(json, opts)
     s.log(turnLine(dialect, report.calls, context))
     // what goes out is the decided turn: every call part re-encoded from its verdict, by position
     answer = decidedAnswer(dialect, json, report.calls)
