@@ -155,7 +155,7 @@ export declare function generateReceiptKey(): string
 
 /**
  * Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
- * JSON (see `TurnReport::to_wire_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
+ * JSON (see `toolgate_wire::report_with_patches`: repairs come as patches to the caller's payload). Throws `E_PAYLOAD` / `E_DIALECT` with a message naming the
  * dialect and the JSON path.
  */
 export declare function guard(handle: number, dialect: string, payload: string, options: string): string

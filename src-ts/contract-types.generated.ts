@@ -8,7 +8,7 @@
 export type Outcome = 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'
 
 /**
- * Why a call was refused (the closed set, in pipeline order; docs/api.md `Reason`).
+ * Why a call was refused (a closed set, in pipeline order).
  */
 export type Reason =
   | 'unknown_tool'

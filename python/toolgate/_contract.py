@@ -33,7 +33,7 @@ Reason = Literal[
     "state_unavailable",
     "rate_limited",
 ]
-"""Why a call was refused (the closed set, in pipeline order; docs/api.md ``Reason``)."""
+"""Why a call was refused (a closed set, in pipeline order)."""
 
 FlagCode = Literal[
     "StringToInteger",

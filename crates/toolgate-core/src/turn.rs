@@ -193,14 +193,27 @@ impl Gate {
                 ));
             }
         }
+        // each allowed call's arguments as text, serialized once: the call's own text when it
+        // runs unchanged; the same text is what a repair writes back into a text member
+        let mut arguments_json: Vec<Option<String>> = found
+            .calls
+            .iter()
+            .zip(&verdicts)
+            .map(|(call, v)| {
+                v.arguments.as_ref().map(|a| match (&call.args, v.untouched) {
+                    (Args::Text(t), true) => t.clone(),
+                    _ => serde_json::to_string(a).unwrap_or_default(),
+                })
+            })
+            .collect();
         let mut patches = Vec::new();
         for (i, (call, v)) in found.calls.iter().zip(&verdicts).enumerate() {
             // repaired, or passed after normalisation (`""` / `null` / missing → `{}`): what
             // runs is not what the payload holds, so it is written back the same way
             if matches!(v.outcome, Outcome::Repaired | Outcome::Passed) && !v.untouched {
-                if let Some(args) = &v.arguments {
+                if let (Some(args), Some(text)) = (&v.arguments, &arguments_json[i]) {
                     let as_text = matches!(call.args, Args::Text(_));
-                    let replacement = if as_text { Value::String(serde_json::to_string(args).unwrap_or_default()) } else { args.clone() };
+                    let replacement = if as_text { Value::String(text.clone()) } else { args.clone() };
                     if write_at(&mut payload, &call.slot, replacement) {
                         patches.push(Patch { call: i, path: call.slot.clone(), as_text });
                     }
@@ -219,13 +232,8 @@ impl Gate {
             .calls
             .into_iter()
             .zip(verdicts)
-            .map(|(call, verdict)| {
-                let arguments_json = verdict.arguments.as_ref().map(|a| match (&call.args, verdict.untouched) {
-                    (Args::Text(t), true) => t.clone(),
-                    _ => serde_json::to_string(a).unwrap_or_default(),
-                });
-                TurnCall { call_id: call.call_id, tool: call.tool, verdict, arguments_json }
-            })
+            .zip(arguments_json.iter_mut())
+            .map(|((call, verdict), text)| TurnCall { call_id: call.call_id, tool: call.tool, verdict, arguments_json: text.take() })
             .collect();
         Ok(TurnReport { dialect: d, calls, payload: changed.then_some(payload), feedback, provider_executed: found.provider_executed, patches, turn_refusals })
     }

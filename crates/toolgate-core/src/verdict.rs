@@ -34,7 +34,7 @@ impl Outcome {
     }
 }
 
-/// Why a call was refused (the closed set, in pipeline order; docs/api.md `Reason`).
+/// Why a call was refused (a closed set, in pipeline order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
