@@ -232,11 +232,15 @@ async function main(): Promise<void> {
   let proxy: Awaited<ReturnType<typeof start>> | undefined
   let relay: Awaited<ReturnType<typeof start>> | undefined
   let fetchRelay: Awaited<ReturnType<typeof start>> | undefined
+  let baseline: Awaited<ReturnType<typeof start>> | undefined
   try {
     proxy = await start([...PROXY_NODE_ARGS, cli, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
     const proxyUrl = proxy.match[1]
     relay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl], 'stdout', /listening on (http:\/\/\S+)/)
     fetchRelay = await start([join(here, 'http-relay-server.mjs'), '--upstream', upstreamUrl, '--via', 'fetch'], 'stdout', /listening on (http:\/\/\S+)/)
+    // the other build starts now and is warmed as much as this one (a proxy warmed less — JIT,
+    // heap sizes — used ~20 % more CPU per request under load for the same code)
+    if (BASELINE_CLI !== undefined) baseline = await start([BASELINE_CLI, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
     say(`toolgate proxy benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
     say(`addon: ${addonNote(root)}; ${distNote(root, cli, PROXY_SOURCES)}`)
     say(`upstream ${upstreamUrl} (bench/chat-upstream-server.mjs); proxy ${proxyUrl} (node dist/cli/main.js proxy --upstream ${upstreamUrl} --port 0)`)
@@ -269,8 +273,10 @@ async function main(): Promise<void> {
     say('answers: the proxy returns the direct answers (text turn and 3-call turn deep-equal; the repaired turn\'s calls equal the direct ones with limit 10; the stream assembles to the same text, calls and finish reason)')
     say('')
 
+    const baseClient = baseline === undefined ? undefined : client(baseline.match[1])
+    const baseRequest = (model: string) => baseClient!.chat.completions.create({ model, messages: MESSAGES, tools: TOOLS })
     for (const v of VARIANTS) for (let i = 0; i < WARMUP; i++) await request(v)
-    let baseline: Awaited<ReturnType<typeof start>> | undefined
+    if (baseClient !== undefined) for (const model of ['bench-text', 'bench-calls', 'bench-repair']) for (let i = 0; i < WARMUP; i++) await baseRequest(model)
     const loadSides = async (): Promise<LoadSide[]> => {
       const x: LoadSide[] = [
         { name: '3 calls, direct', send: () => request('3 calls, direct') },
@@ -280,16 +286,11 @@ async function main(): Promise<void> {
         { name: 'text, direct', send: () => request('text, direct') },
         { name: 'text, proxied', send: () => request('text, proxied'), base: 'text, direct', pid: proxy!.child.pid },
       ]
-      if (BASELINE_CLI !== undefined) {
-        baseline = await start([BASELINE_CLI, 'proxy', '--upstream', upstreamUrl, '--port', '0'], 'stderr', /toolgate proxy: listening on (http:\/\/[^\s/]+)/)
-        const c = client(baseline.match[1])
-        x.push({ name: '3 calls, baseline proxied', send: () => c.chat.completions.create({ model: 'bench-calls', messages: MESSAGES, tools: TOOLS }), base: '3 calls, direct', pid: baseline.child.pid })
-      }
+      if (baseline !== undefined) x.push({ name: '3 calls, baseline proxied', send: () => baseRequest('bench-calls'), base: '3 calls, direct', pid: baseline.child.pid })
       return x
     }
     if (LOAD_ONLY) {
       await load(await loadSides())
-      baseline?.child.kill()
       return
     }
 
@@ -375,8 +376,8 @@ async function main(): Promise<void> {
       : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
     say('')
     await load(await loadSides())
-    baseline?.child.kill()
   } finally {
+    baseline?.child.kill()
     fetchRelay?.child.kill()
     relay?.child.kill()
     proxy?.child.kill()
