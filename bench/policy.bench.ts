@@ -50,7 +50,9 @@ const TOOL = 'read_file'
 const ARGS = '{"path":"reports/2026/q3-summary.md"}'
 const RESOURCE = 'file:reports/2026/q3-summary.md'
 /** The caller: a realistic CallContext (a context is passed on every policy-on call). */
-const CTX = { subject: 'u-1842', roles: ['employee', 'analyst'], purpose: 'audit', session: 'sess-9f2c' }
+// `identity` is given so every deny rule's `when` can be decided (a deny rule whose condition
+// cannot be decided — `identity.tenant` of a caller without identity — refuses: fail closed)
+const CTX = { subject: 'u-1842', roles: ['employee', 'analyst'], identity: { tenant: 'initech' }, purpose: 'audit', session: 'sess-9f2c' }
 
 /** Tools other than the called one: the pruned variant's misses name these. */
 const OTHER_TOOLS = ['write_file', 'search_docs', 'send_email', 'list_orders', 'get_doc', 'transfer', 'post_webhook', 'export_report', 'delete_user']

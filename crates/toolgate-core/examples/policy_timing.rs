@@ -32,7 +32,7 @@ use toolgate_core::{CallContext, Gate, Outcome, Reason, Stage};
 const TOOL: &str = "read_file";
 const ARGS: &str = r#"{"path":"reports/2026/q3-summary.md"}"#;
 /// The caller (as the host sends it; the binding parses this text on every call with a context).
-const CTX: &str = r#"{"subject":"u-1842","roles":["employee","analyst"],"purpose":"audit","session":"sess-9f2c"}"#;
+const CTX: &str = r#"{"subject":"u-1842","roles":["employee","analyst"],"identity":{"tenant":"initech"},"purpose":"audit","session":"sess-9f2c"}"#;
 
 /// Tools other than the called one: the pruned variant's misses name these.
 const OTHER_TOOLS: [&str; 9] =
