@@ -25,10 +25,13 @@
  * Order of work: every answer through the proxy is asserted equal to the direct one (the repaired
  * variant: the same calls with `"limit": "10"` arriving as 10), then interleaved per-request
  * timing (p50/p99, the added p50, per-round differences as a noise gauge), tinybench on the same
- * requests, and the streams' time to first text byte and to the end. Figures go to stdout and to
- * bench/results/http-proxy.txt.
+ * requests, and the streams' time to first text byte and to the end; then, under load, 500
+ * requests at 50 in flight through the `openai` client and through a lean node:http client (which
+ * shows what the hop and the proxy cost without the `openai` client's own work in the way), with
+ * the proxy's CPU per request. Figures go to stdout and to bench/results/http-proxy.txt.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { Agent, request as httpRequest } from 'node:http'
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { arch, cpus, loadavg, platform, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -289,8 +292,19 @@ async function main(): Promise<void> {
       if (baseline !== undefined) x.push({ name: '3 calls, baseline proxied', send: () => baseRequest('bench-calls'), base: '3 calls, direct', pid: baseline.child.pid })
       return x
     }
+    const leanSides = (): LeanSide[] => {
+      const x: LeanSide[] = [
+        { name: '3 calls, direct', origin: upstreamUrl },
+        { name: '3 calls, proxied', origin: proxyUrl, pid: proxy!.child.pid },
+        { name: '3 calls, ref: http relay', origin: relay!.match[1], pid: relay!.child.pid },
+      ]
+      if (baseline !== undefined) x.push({ name: '3 calls, baseline proxied', origin: baseline.match[1], pid: baseline.child.pid })
+      return x
+    }
     if (LOAD_ONLY) {
       await load(await loadSides())
+      say('')
+      await leanLoad(leanSides())
       return
     }
 
@@ -376,6 +390,8 @@ async function main(): Promise<void> {
       : `the first text came through only after the upstream's rest (${TAIL_MS} ms later): the proxy holds text back`)
     say('')
     await load(await loadSides())
+    say('')
+    await leanLoad(leanSides())
   } finally {
     baseline?.child.kill()
     fetchRelay?.child.kill()
@@ -433,6 +449,65 @@ async function load(sides: LoadSide[]): Promise<void> {
     if (x.base === undefined) continue
     const ratios = rates[x.name].map((r, i) => r / rates[x.base!][i])
     say(`${x.name} / ${x.base}: ${fmt(med(rates[x.name]) / med(rates[x.base]), 2)} (median of medians); per-pass ratios median ${fmt(med(ratios), 2)} (${sortNum(ratios).map((r) => r.toFixed(2)).join(' ')})`)
+  }
+}
+
+/** One side of the lean-client load: where it listens, and the process whose CPU to count. */
+interface LeanSide {
+  name: string
+  origin: string
+  pid?: number
+}
+
+/**
+ * 5b. The same load from a lean client: node:http `request` over one keep-alive agent of
+ * LOAD_CONCURRENCY sockets, sending the body the `openai` client sends (model, messages, tools)
+ * and reading the answer whole. The `openai` client's own work (most of this process's CPU)
+ * no longer hides what the hop and the proxy cost. LOAD_PASSES passes per side, interleaved,
+ * the first side rotating; requests/s, the per-pass ratio to direct, and CPU per request.
+ */
+async function leanLoad(sides: LeanSide[]): Promise<void> {
+  const body = JSON.stringify({ model: 'bench-calls', messages: MESSAGES, tools: TOOLS })
+  const pass = async (origin: string): Promise<number> => {
+    const u = new URL(origin)
+    const agent = new Agent({ keepAlive: true, maxSockets: LOAD_CONCURRENCY })
+    const one = () => new Promise<void>((done, fail) => {
+      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer sk-bench' }
+      const r = httpRequest({ host: u.hostname, port: u.port, path: '/v1/chat/completions', method: 'POST', agent, headers }, (res) => {
+        res.resume()
+        res.on('end', () => (res.statusCode === 200 ? done() : fail(new Error(`${origin}: status ${res.statusCode}`))))
+      })
+      r.on('error', fail)
+      r.end(body)
+    })
+    let next = 0
+    const t0 = now()
+    await Promise.all(Array.from({ length: LOAD_CONCURRENCY }, async () => {
+      while (next++ < LOAD) await one()
+    }))
+    const t = now() - t0
+    agent.destroy()
+    return LOAD / (t / 1e6)
+  }
+  const rates: Record<string, number[]> = {}
+  const cpu: Record<string, number[]> = {}
+  for (const x of sides) {
+    rates[x.name] = []
+    cpu[x.name] = []
+    await pass(x.origin) // warm-up
+  }
+  for (let p = 0; p < LOAD_PASSES; p++) for (let k = 0; k < sides.length; k++) {
+    const x = sides[(p + k) % sides.length]
+    const c0 = cpuUs(x.pid)
+    rates[x.name].push(await pass(x.origin))
+    cpu[x.name].push((cpuUs(x.pid) - c0) / LOAD)
+  }
+  const med = (xs: number[]) => pct(sortNum(xs), 50)
+  say(`== Under load, lean client (node:http, the openai client's body): ${LOAD} requests, ${LOAD_CONCURRENCY} in flight, ${LOAD_PASSES} passes per side, interleaved (requests/s: median, and each pass; CPU per request, median) ==`)
+  for (const x of sides) say(`${pad(x.name, 32)}${lpad(fmt(med(rates[x.name]), 0), 8)}  (${rates[x.name].map((r) => r.toFixed(0)).join(' ')})${x.pid === undefined ? '' : `; CPU ${fmt(med(cpu[x.name]))} µs per request`}`)
+  for (const x of sides.slice(1)) {
+    const ratios = rates[x.name].map((r, i) => r / rates[sides[0].name][i])
+    say(`${x.name} / ${sides[0].name}: per-pass ratios median ${fmt(med(ratios), 2)} (${sortNum(ratios).map((r) => r.toFixed(2)).join(' ')})`)
   }
 }
 
