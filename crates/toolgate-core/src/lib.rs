@@ -1,5 +1,7 @@
 //! toolgate-core: decides, for every tool call an LLM emits, "run it with exactly these
-//! arguments" or "send this back to the model". Pure Rust: no napi, no I/O.
+//! arguments" or "send this back to the model". Pure Rust: no napi, no I/O, and no knowledge of
+//! its consumers: the bindings' JSON envelopes are `toolgate-wire`'s, the host blocks of a config
+//! (`proxy`) `toolgate-host-config`'s. How the crates fit together: docs/architecture.md.
 //!
 //! ```
 //! let gate = toolgate_core::Gate::from_json(r#"{"tools":[{"name":"search","inputSchema":

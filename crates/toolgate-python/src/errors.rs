@@ -1,6 +1,7 @@
 //! One conversion point for errors: a core [`GateError`] (or a caught panic) becomes the
 //! package's `toolgate._errors.ToolGateError(code, message)`, whose `code` is the stable string
-//! of the closed set (`E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`, `E_RECEIPT`, `E_ASYNC`).
+//! of the closed set (the core's `GateError::CODES`: `E_CONFIG`, `E_PAYLOAD`, `E_DIALECT`,
+//! `E_RECEIPT`, `E_STATE`; and the package's own `E_ASYNC`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
