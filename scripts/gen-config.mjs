@@ -1,11 +1,15 @@
 // Generates the config's JSON Schema and TypeScript types from the one source of the config's
 // shape: the Rust config types (crates/toolgate-core/src/config.rs, identity_config.rs, and the
 // host blocks in crates/toolgate-host-config/src/; `#[derive(JsonSchema)]`). docs/architecture.md,
-// "Config: one source".
+// "Config: one source". Also the names the core answers with (Outcome, Reason, FlagCode, Dialect,
+// the core's error codes) from the core's enums, as TypeScript unions and Python Literals
+// (docs/architecture.md, "The names the core answers with").
 //
-//   node scripts/gen-config.mjs                 write schema/toolgate.config.schema.json and
-//                                               src-ts/config-types.generated.ts (npm run gen:config)
-//   node scripts/gen-config.mjs --out-dir DIR   write both under DIR instead (same relative paths)
+//   node scripts/gen-config.mjs                 write schema/toolgate.config.schema.json,
+//                                               src-ts/config-types.generated.ts,
+//                                               src-ts/contract-types.generated.ts and
+//                                               python/toolgate/_contract.py (npm run gen:config)
+//   node scripts/gen-config.mjs --out-dir DIR   write them under DIR instead (same relative paths)
 //   node scripts/gen-config.mjs --check         exit 1 when the committed files are not what
 //                                               would be written
 //
@@ -16,6 +20,10 @@
 //    `tsRequired` (keys the TypeScript type asks for though a config file may omit them).
 // 3. json-schema-to-typescript turns the schema, with `tsRequired` added to `required`, into
 //    the types src-ts/types.ts re-exports under the public names.
+// 4. `cargo run -p toolgate-core --example contract_schema` prints the core's enums as a schema;
+//    each becomes a string union (src-ts/contract-types.generated.ts, re-exported by types.ts and
+//    errors.ts) and a `Literal` (python/toolgate/_contract.py, re-exported by _verdict.py and
+//    _errors.py).
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
