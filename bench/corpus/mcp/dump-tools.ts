@@ -8,7 +8,7 @@
  * servers the tests do not install: `npm i @modelcontextprotocol/server-everything
  * @modelcontextprotocol/server-memory @modelcontextprotocol/server-sequential-thinking` in a
  * scratch folder). A server that is not found is skipped and said so; the committed files are
- * what `build-config.ts` reads, so the benchmark never needs the servers themselves.
+ * what `corpus.ts` reads, so the benchmark never needs the servers themselves.
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
