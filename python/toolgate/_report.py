@@ -1,4 +1,5 @@
-"""Reading the core's turn report wire (JSON text) into a :class:`TurnReport`. Conversion only."""
+"""Reading a turn report's wire (JSON text, written by crates/toolgate-wire from the core's report)
+into a :class:`TurnReport`. Conversion only."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def read_calls(wire: str) -> List[TurnCall]:
 
 
 def read_report(wire: str, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
-    """The report from the core's wire; ``original`` is the payload as the caller gave it and
+    """The report from its wire; ``original`` is the payload as the caller gave it and
     ``text`` its JSON text (the payload when nothing was repaired: the caller's own value, parsed
     if it was text)."""
     w = _loads(wire)

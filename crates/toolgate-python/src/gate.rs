@@ -181,7 +181,7 @@ impl Gate {
     }
 
     /// Guards a whole turn (`payload` JSON text) in `dialect` (or `"auto"`); answers the report
-    /// as JSON text (the core's report wire, with `payload` only when repairs changed it).
+    /// as JSON text (the report wire of `toolgate_wire::report`, with `payload` only when repairs changed it).
     /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
     /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
     #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
