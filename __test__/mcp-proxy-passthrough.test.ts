@@ -5,9 +5,9 @@
 // message instead, so the client reads the id the proxy routed by.
 import { describe, expect, it } from 'vitest'
 
-import { McpProxy } from '../src-ts/proxy/mcp/proxy'
+import { argumentsAt, McpProxy } from '../src-ts/proxy/mcp/proxy'
 
-const config = { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }] }
+const config = { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' }, s: { type: 'string' } }, required: ['n'] } }] }
 
 function router() {
   const out = { client: [] as string[], server: [] as string[] }
@@ -23,14 +23,44 @@ function router() {
 }
 
 describe('the MCP router passes on what the gate does not change', () => {
-  it('an allowed, unchanged call goes to the server as the text the gate decided; a repaired one re-encoded from the decision', () => {
+  it('an allowed, unchanged call goes to the server as the text the gate decided; a repaired one as that text with the decided arguments in their place', () => {
     const r = router()
     r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}')
     r.client('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":"6"}}}')
+    r.client('{ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "arguments": { "n": "7", "s": "}\\"{" }, "name": "echo" } }')
     expect(r.out.server).toEqual([
       'text:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}',
-      'parsed:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6}}}',
+      'text:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6}}}',
+      'text:{ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "arguments": {"n":7,"s":"}\\"{"}, "name": "echo" } }',
     ])
+  })
+
+  it('a repaired call whose text names "arguments" more than once, or holds a \\u escape, is re-encoded whole from the decision', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"arguments":1},"arguments":{"n":"6"}}}')
+    r.client('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":"6","s":"\\u0041"}}}')
+    r.client('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"n":"6","s":"x\\"arguments"}}}')
+    expect(r.out.server).toEqual([
+      'parsed:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"arguments":1},"arguments":{"n":6}}}',
+      'parsed:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6,"s":"A"}}}',
+      'parsed:{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"n":6,"s":"x\\"arguments"}}}',
+    ])
+  })
+
+  it('argumentsAt finds params.arguments however the message is spaced and ordered', () => {
+    let seed = 9
+    const next = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32
+    for (let n = 0; n < 300; n++) {
+      const args = { n, s: ['}', '{', '"', '\\', 'a]b', '"x"'][n % 6], list: [1, { deep: [n] }] }
+      const params: [string, unknown][] = [['name', 'echo'], ['arguments', args], ['_meta', { progressToken: n }]]
+      params.sort(() => next() - 0.5)
+      const msg = { jsonrpc: '2.0', id: n, method: 'tools/call', params: Object.fromEntries(params) }
+      const text = JSON.stringify(msg, null, [undefined, 1, '\t'][n % 3])
+      const at = argumentsAt(text)
+      expect(at).toBeDefined()
+      expect(JSON.parse(text.slice(at!.start, at!.end))).toEqual(args)
+    }
+    expect(argumentsAt('{"params":{"arguments":[1]}}')).toBeUndefined()
   })
 
   it('a call the client spaced its own way is decided as the line it wrote, and that very line goes on', () => {

@@ -440,10 +440,21 @@ export class McpProxy {
     const id = msg.id as RpcId
     if (!this.#room(id)) return
     this.#pending.set(id, CALL)
-    if (call?.outcome === 'passed' && call.receipt === undefined && report.calls.length === 1 && this.#sinks.toServerText !== undefined) {
-      // nothing changed: the very text the gate decided goes out
-      this.#sinks.toServerText(text)
-      return
+    if (call?.receipt === undefined && report.calls.length === 1 && this.#sinks.toServerText !== undefined) {
+      if (call?.outcome === 'passed') {
+        // nothing changed: the very text the gate decided goes out
+        this.#sinks.toServerText(text)
+        return
+      }
+      if (call?.outcome === 'repaired' && call.argumentsJson !== undefined && isObject(msg.params) && isObject(msg.params.arguments)) {
+        // only the arguments changed: the text the gate decided with the repaired arguments in
+        // their place (no parse and re-serialization of the whole message)
+        const at = argumentsAt(text)
+        if (at !== undefined) {
+          this.#sinks.toServerText(`${text.slice(0, at.start)}${call.argumentsJson}${text.slice(at.end)}`)
+          return
+        }
+      }
     }
     const forward = report.payload
     // the receipt travels with the call, so a server checking receipts (requireReceipt) runs it
@@ -640,6 +651,47 @@ function rpcError(id: RpcId | null, code: number, message: string): Msg {
 function oneId(line: string): boolean {
   const i = line.indexOf('"id"')
   return i === line.lastIndexOf('"id"') && !line.includes('\\u')
+}
+
+/**
+ * Where the `arguments` object of a `tools/call` the gate decided stands in its text, for a
+ * message that has `params.arguments` (`text` is what the gate read: its strict parse refused any
+ * key written twice): found only when the text names `"arguments"` once and holds no `\u` escape
+ * (which could spell it), so that one occurrence is `params.arguments`'s key; from its `{` to its
+ * `}`. `undefined` otherwise (the caller then re-encodes the whole message from the decision).
+ */
+export function argumentsAt(text: string): { start: number; end: number } | undefined {
+  const key = text.indexOf('"arguments"')
+  if (key < 0 || key !== text.lastIndexOf('"arguments"') || text.includes('\\u')) return undefined
+  let i = key + 11
+  let c = text.charCodeAt(i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
+  if (c !== 0x3a) return undefined // ':'
+  c = text.charCodeAt(++i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
+  if (c !== 0x7b) return undefined // '{'
+  const start = i
+  let depth = 0
+  while (i < text.length) {
+    c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: on to its closing quote, the first not escaped by an odd run of backslashes
+      let j = i
+      for (;;) {
+        j = text.indexOf('"', j + 1)
+        if (j < 0) return undefined
+        let k = j - 1
+        while (text.charCodeAt(k) === 0x5c) k--
+        if ((j - 1 - k) % 2 === 0) break
+      }
+      i = j + 1
+      continue
+    }
+    if (c === 0x5b || c === 0x7b) depth++
+    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return { start, end: i + 1 }
+    i++
+  }
+  return undefined
 }
 
 function clip(s: string): string {
