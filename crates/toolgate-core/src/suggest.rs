@@ -21,13 +21,14 @@ impl ToolName for (&str, &str) {
 }
 
 /// The rejection message for a call to an undeclared tool `name`. `tools` are every declared
-/// tool (see [`ToolName`]), in declaration order; `visible(i)` says whether the caller may see tool `i`. It is asked only about the tools
-/// the message could name — the closest names in score order until three are visible, and the
-/// declared ones in order until the list is full — so the cost does not grow with the tools a
-/// caller cannot see or the message would not list.
+/// tool (see [`ToolName`]), in declaration order; `visible(i)` says whether the caller may see
+/// tool `i`, asked at most once per tool. No name a caller cannot see is scored or shown.
 pub fn unknown_tool_message<T: ToolName>(name: &str, tools: &[T], mut visible: impl FnMut(usize) -> bool) -> String {
+    // each tool's visibility asked at most once (the closest names and the list share it)
+    let mut known: Vec<Option<bool>> = vec![None; tools.len()];
+    let mut visible = |i: usize| *known[i].get_or_insert_with(|| visible(i));
     let mut out = format!("Unknown tool `{}`.", shown_name(name));
-    let close: Vec<usize> = closest(name, tools).into_iter().filter(|&i| visible(i)).take(MAX_CLOSE).collect();
+    let close = closest(name, tools, &mut visible);
     let mut list = String::new();
     let mut listed = 0;
     for (i, t) in tools.iter().enumerate() {
@@ -103,11 +104,12 @@ fn is_format(c: char) -> bool {
     matches!(c as u32, 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0xE0001 | 0xE0020..=0xE007F)
 }
 
-/// The indexes of the tools whose names are close to `name` (edit distance on lower case within
-/// a third of its length, at least 2; or containment), best first (by distance, then name).
-/// The query is prepared once (rapidfuzz's bit-parallel Levenshtein) and each candidate is
-/// given up as soon as it cannot be within the budget.
-fn closest<T: ToolName>(name: &str, tools: &[T]) -> Vec<usize> {
+/// The indexes of up to three visible tools whose names are close to `name` (edit distance on
+/// lower case within a third of its length, at least 2; or containment), best first (by
+/// distance, then name). Per tool: visibility first (nothing more is done for a tool the caller
+/// cannot see), then the length bound and containment, then the distance — the query prepared once (rapidfuzz's bit-parallel Levenshtein), each candidate given up as
+/// soon as it cannot be within the budget.
+fn closest<T: ToolName>(name: &str, tools: &[T], visible: &mut impl FnMut(usize) -> bool) -> Vec<usize> {
     if name.len() > 256 {
         return Vec::new();
     }
@@ -119,24 +121,25 @@ fn closest<T: ToolName>(name: &str, tools: &[T]) -> Vec<usize> {
     let inside = memchr::memmem::Finder::new(lower.as_bytes());
     let contains =
         |c: &str| lower.len() >= 3 && ((c.len() >= lower.len() && inside.find(c.as_bytes()).is_some()) || (c.len() <= lower.len() && lower.contains(c)));
-    let mut scored: Vec<(usize, &str, usize)> = tools
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| {
-            let (cand, c) = t.names();
-            if contains(c) {
-                return Some((query.distance(c.chars()), cand, i));
-            }
-            // the edit distance is at least the length difference; byte lengths bound char
-            // counts from above, so only ASCII pairs are cut this cheaply
-            if lower.is_ascii() && c.is_ascii() && lower.len().abs_diff(c.len()) > budget {
-                return None;
-            }
-            query.distance_with_args(c.chars(), &within).map(|d| (d, cand, i))
-        })
-        .collect();
+    let mut scored: Vec<(usize, &str, usize)> = Vec::new();
+    for (i, t) in tools.iter().enumerate() {
+        if !visible(i) {
+            continue;
+        }
+        let (cand, c) = t.names();
+        let contained = contains(c);
+        // the edit distance is at least the length difference; byte lengths bound char counts
+        // from above, so only ASCII pairs are cut this cheaply
+        if !contained && lower.is_ascii() && c.is_ascii() && lower.len().abs_diff(c.len()) > budget {
+            continue;
+        }
+        let d = if contained { Some(query.distance(c.chars())) } else { query.distance_with_args(c.chars(), &within) };
+        if let Some(d) = d {
+            scored.push((d, cand, i));
+        }
+    }
     scored.sort_unstable();
-    scored.into_iter().map(|(_, _, i)| i).collect()
+    scored.into_iter().take(MAX_CLOSE).map(|(_, _, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -181,17 +184,19 @@ mod tests {
     }
 
     #[test]
-    fn visibility_is_asked_only_for_what_the_message_could_name() {
+    fn visibility_is_asked_once_per_tool_and_hidden_names_are_not_scored() {
         let names: Vec<String> = (0..10_000).map(|i| format!("tool_{i:05}")).collect();
         let tools: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), n.as_str())).collect();
-        let mut asked = 0;
-        let m = unknown_tool_message("tool_0000x", &tools, |_| {
-            asked += 1;
-            true
+        let mut asked = vec![0u32; tools.len()];
+        // only every 1000th tool is visible: the close `tool_00001` … are hidden
+        let m = unknown_tool_message("tool_0000x", &tools, |i| {
+            asked[i] += 1;
+            i % 1000 == 0
         });
-        assert!(m.contains("Did you mean `tool_00000` or `tool_00001` or `tool_00002`?"), "{m}");
-        assert!(m.ends_with("… (and more)."), "{m}");
-        assert!(asked <= MAX_CLOSE + MAX_LISTED + 1, "asked about {asked} tools");
+        assert!(asked.iter().all(|&n| n <= 1), "a tool's visibility was asked twice");
+        assert!(m.contains("Did you mean `tool_00000` or `tool_01000` or `tool_02000`?"), "{m}");
+        assert!(!m.contains("tool_00001"), "a hidden tool was named: {m}");
+        assert!(m.ends_with("`tool_09000`."), "{m}");
     }
 
     #[test]

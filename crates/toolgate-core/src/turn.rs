@@ -326,12 +326,14 @@ impl Gate {
     pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
         let mut value =
             parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?.value;
-        d.codec().filter_tools(&mut value, &|name| self.visible_name(name, who))?;
+        let listing = self.listing(who);
+        d.codec().filter_tools(&mut value, &|name| listing.shows_name(name))?;
         Ok(serde_json::to_string(&value).unwrap_or_default())
     }
 
     /// Which of `names` this caller may see (for tool lists the host holds as live objects).
     pub fn visible(&self, names: &[String], who: &Who<'_>) -> Vec<bool> {
-        names.iter().map(|n| self.visible_name(n, who)).collect()
+        let listing = self.listing(who);
+        names.iter().map(|n| listing.shows_name(n)).collect()
     }
 }

@@ -177,3 +177,38 @@ fn confirmation_summaries_show_what_decides_the_call() {
     assert!(s.find("to:").unwrap() < s.find("body:").unwrap(), "{s}");
     assert!(s.contains("mallory@evil.example") && s.contains("more characters"), "{s}");
 }
+
+/// A listing (`Gate::visible`, `filter_tools`, the unknown-tool message) finds the caller's rules
+/// once; it must show exactly what asking tool by tool (`visible_name`) shows, for every caller
+/// shape the policy distinguishes: roles, a persona, a subject glob (the banned one), a `when` on
+/// the purpose, `{subject}` resources, an operator surface, and no context at all.
+#[test]
+fn a_listing_shows_what_each_tool_alone_shows() {
+    let (gate, _) = gate_with_clock();
+    let names: Vec<String> =
+        ["read_file", "read_secret", "get_doc", "list_orders", "user_files", "send_email", "transfer", "delete_user", "admin_panel", "nope"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let callers = [
+        "{}",
+        r#"{"subject":"alice"}"#,
+        r#"{"subject":"mallory","roles":["analyst","admin"]}"#,
+        r#"{"roles":["analyst"],"purpose":"audit"}"#,
+        r#"{"roles":["analyst"],"purpose":"sales"}"#,
+        r#"{"roles":["verifier"]}"#,
+        r#"{"roles":["finance"],"subject":"f-1"}"#,
+        r#"{"roles":["admin"],"surface":"operator"}"#,
+    ];
+    for c in callers {
+        let ctx = ctx(c);
+        let who = gate.who(&ctx, Stage::Full);
+        let one_by_one: Vec<bool> = names.iter().map(|n| gate.visible_name(n, &who)).collect();
+        assert_eq!(gate.visible(&names, &who), one_by_one, "caller {c}");
+        // the unknown-tool message lists exactly the visible ones
+        let m = gate.check_as("no_such_tool", "{}", &who).message.unwrap();
+        for (n, shown) in names.iter().zip(&one_by_one) {
+            assert_eq!(m.contains(&format!("`{n}`")), *shown, "caller {c}: `{n}` in {m}");
+        }
+    }
+}

@@ -57,6 +57,36 @@ impl crate::suggest::ToolName for Tool {
     }
 }
 
+/// What a caller may see, for a listing of many tools ([`Gate::listing`]): the same answers as
+/// [`Gate::visible_name`], with the caller's part of the policy found once.
+pub(crate) struct Listing<'w> {
+    gate: &'w Gate,
+    ctx: &'w CallContext,
+    now_ms: u64,
+    /// Per policy rule: whether it matches this caller (`None`: no policy).
+    caller_rules: Option<Vec<bool>>,
+}
+
+impl Listing<'_> {
+    /// Whether this caller could call `t` with some arguments (see [`Gate::visible_name`]).
+    pub(crate) fn shows(&self, t: &Tool) -> bool {
+        if t.decl.operator && !self.ctx.is_operator() {
+            return false;
+        }
+        let (Some(p), Some(rules)) = (&self.gate.policy, &self.caller_rules) else { return true };
+        let mut scope = crate::policy::caller_scope(self.ctx, self.now_ms);
+        scope.tool = Some(&t.name);
+        scope.action = Some(&t.decl.action);
+        scope.listing = true;
+        p.could_allow_for(&t.candidates, &scope, rules, t.decl.resource.is_some())
+    }
+
+    /// Whether the tool named `name` is declared and [`Listing::shows`] it.
+    pub(crate) fn shows_name(&self, name: &str) -> bool {
+        self.gate.tool(name).is_some_and(|t| self.shows(t))
+    }
+}
+
 /// A compiled gate. Its config is immutable after construction; `check` takes `&self` and is
 /// safe to call from many threads. Loop counters, taint and confirmation tokens live in its
 /// [`StateStore`] (in memory, per process, bounded by `state.maxSessions`), shared by clones.
@@ -303,7 +333,8 @@ impl Gate {
     /// The refusal for an undeclared tool, naming the closest names among the tools this
     /// caller may see.
     pub fn unknown(&self, tool: &str, who: &Who<'_>) -> Verdict {
-        let visible = |i: usize| self.visible_to(&self.tools[i], who.ctx, who.persona, who.now_ms);
+        let listing = self.listing(who);
+        let visible = |i: usize| listing.shows(&self.tools[i]);
         Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, &self.tools, visible))
     }
 
@@ -401,6 +432,13 @@ impl Gate {
     /// Whether the tool named `name` is declared and could be called by this caller.
     pub fn visible_name(&self, name: &str, who: &Who<'_>) -> bool {
         self.tool(name).is_some_and(|t| self.visible_to(t, who.ctx, who.persona, who.now_ms))
+    }
+
+    /// Visibility for many tools of one caller: what of the policy depends on the caller alone
+    /// (which rules name its roles, personas, subject) is worked out once, not once per tool.
+    pub(crate) fn listing<'w>(&'w self, who: &'w Who<'_>) -> Listing<'w> {
+        let caller_rules = self.policy.as_ref().map(|p| p.caller_rules(&crate::policy::caller_scope(who.ctx, who.now_ms), who.persona));
+        Listing { gate: self, ctx: who.ctx, now_ms: who.now_ms, caller_rules }
     }
 
     /// The limits every parse of this gate's input runs under.

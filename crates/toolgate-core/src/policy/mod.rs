@@ -269,10 +269,27 @@ impl Policy {
     /// listing): `scope` is a listing scope (arguments and resource unknown). A tool is hidden
     /// when no allow rule could match, or when a deny rule matches whatever the arguments.
     pub fn could_allow(&self, candidates: &[u32], scope: &Scope<'_>, persona: Option<usize>, has_resource: bool) -> bool {
+        self.could_allow_where(candidates, scope, has_resource, |_, r| r.matches_caller(scope, persona))
+    }
+
+    /// Which rules match this caller — roles, personas and subjects, the parts of a rule that do
+    /// not depend on the tool — by rule index: asked once for a whole listing instead of once
+    /// per tool and rule (see [`Policy::could_allow_for`]).
+    pub fn caller_rules(&self, scope: &Scope<'_>, persona: Option<usize>) -> Vec<bool> {
+        self.rules.iter().map(|r| r.matches_caller(scope, persona)).collect()
+    }
+
+    /// [`Policy::could_allow`] with the caller's rules found once ([`Policy::caller_rules`] for
+    /// the same caller): the same answer.
+    pub fn could_allow_for(&self, candidates: &[u32], scope: &Scope<'_>, caller_rules: &[bool], has_resource: bool) -> bool {
+        self.could_allow_where(candidates, scope, has_resource, |i, _| caller_rules.get(i).copied().unwrap_or(false))
+    }
+
+    fn could_allow_where(&self, candidates: &[u32], scope: &Scope<'_>, has_resource: bool, matches_caller: impl Fn(usize, &Rule) -> bool) -> bool {
         let mut could = false;
         for &i in candidates {
             let r = &self.rules[i as usize];
-            if !r.matches_caller(scope, persona) {
+            if !matches_caller(i as usize, r) {
                 continue;
             }
             let truth = r.when.as_ref().map_or(Truth::True, |c| c.eval(scope));
