@@ -1,7 +1,7 @@
 // The HTTP proxy's request side, cut for speed (issue 20) and held to what it did before: the
-// `tools` the gate filters are the very text it reads from the client's body, so a tool with a key
-// written twice goes upstream as the gate read it (its filter keeps the first) or not at all — as
-// the client wrote it only when the first and the last readings are the same, a request whose tools all stay goes out as the client wrote it, and
+// `tools` the gate filters are the very text it reads from the client's body (a list holding a key
+// written twice is refused whole: 400, nothing sent), a request whose tools all stay goes out as
+// the client wrote it, and
 // the shortcuts of the path normaliser and the log scrubber answer exactly what the long ways do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -131,23 +131,19 @@ describe('the body sent upstream', () => {
     }
   })
 
-  it('a tool holding a key written twice goes upstream as the gate read it, or not at all; as written only when every reading agrees', async () => {
-    // learned from the request as `read_file` (the parse keeps the last), read by the filter as `evil` (it keeps the first): not a tool of the gate, so dropped
-    const ambiguous = '{"type":"function","function":{"name":"evil","name":"read_file","parameters":{"type":"object"}}}'
-    const r = await post(`{"model":"m","messages":[],"tools":[${ambiguous},${JSON.stringify(TOOLS[1])}]}`)
-    expect(r.status).toBe(200)
-    expect(r.sent).toBe(JSON.stringify({ model: 'm', messages: [], tools: [TOOLS[1]] }))
-    // read the same first and last: the body goes as written (a parser keeping either reads `search`)
-    const twice = '{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"search","name":"search","parameters":{"type":"object"}}}]}'
-    const same = await post(twice)
-    expect(same.status).toBe(200)
-    expect(same.sent).toBe(twice)
-    // read two ways, both tools of the gate (`b` learned from the last, `a` kept by the filter from the first): sent as the gate read it
-    const both = `{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"a","name":"b"}},{"type":"function","function":{"name":"a"}}]}`
-    const two = await post(both)
-    expect(two.status).toBe(200)
-    expect(two.sent).not.toBe(both)
-    expect(two.sent).not.toContain('"b"')
+  it('a tool list holding a key written twice is refused whole (400), never sent upstream', async () => {
+    // V8's parse (which the gate learns tools from) keeps the last copy, the gate's strict reader
+    // sees both: read two ways, the list is refused rather than filtered one way and run another
+    for (const body of [
+      `{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"evil","name":"read_file","parameters":{"type":"object"}}},${JSON.stringify(TOOLS[1])}]}`,
+      '{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"search","name":"search","parameters":{"type":"object"}}}]}',
+      '{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"a","name":"b"}},{"type":"function","function":{"name":"a"}}]}',
+    ]) {
+      const r = await post(body)
+      expect(r.status, body).toBe(400)
+      expect(r.text).toMatch(/request `tools`: .*appears twice/)
+      expect(r.sent, body).toBeUndefined()
+    }
   })
 
   it('a body naming `tools` twice is sent re-encoded from what the proxy parsed: one `tools`, the one the gate filtered', async () => {

@@ -448,6 +448,8 @@ export class ToolGate {
    * `tools[]`, MCP `tools/list` result, AI SDK tool record, Gemini `functionDeclarations` …, or a
    * request body holding one) — with only the tools this caller could call. Undeclared tools are
    * always removed. AI SDK records and LangChain tool arrays keep the caller's own tool objects.
+   * Given as text, a list holding a key written twice or a `__proto__` key throws `E_PAYLOAD`
+   * naming where (another reader could take the other copy).
    */
   filterTools<T>(tools: T, opts: FilterToolsOptions & CallerOption): T {
     const dialect = opts?.dialect

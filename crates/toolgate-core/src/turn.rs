@@ -324,8 +324,14 @@ impl Gate {
     /// [`Gate::filter_tools`] for a caller: a tool stays when this caller could call it with
     /// some arguments (see `Policy::could_allow`).
     pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
-        let mut value =
-            parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?.value;
+        let parsed = parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?;
+        // a key written twice (or a prototype key) anywhere in a tool list: another reader may
+        // take the other copy (a different name or schema than the one filtered), so the list is
+        // refused rather than read one way here and another way there
+        if let Some((path, problem)) = parsed.problems.first() {
+            return Err(dialect::shape::broken(d, path, problem_text(problem)));
+        }
+        let mut value = parsed.value;
         let listing = self.listing(who);
         d.codec().filter_tools(&mut value, &|name| listing.shows_name(name))?;
         Ok(serde_json::to_string(&value).unwrap_or_default())

@@ -51,3 +51,24 @@ fn every_tool_list_fixture_holds() {
     assert!(count >= 4, "tool-list fixtures missing");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A tool list holding a key written twice (or a prototype key) is refused whole (`E_PAYLOAD`
+/// naming where): a reader keeping the other copy would see another name or schema than the one
+/// the gate filtered.
+#[test]
+fn a_tool_list_read_two_ways_is_refused() {
+    let gate = Gate::from_json(&fs::read_to_string(root().join("dialects/tools.json")).unwrap()).unwrap();
+    let cases = [
+        (Dialect::OpenAi, r#"[{"type":"function","function":{"name":"undeclared","name":"search","parameters":{"type":"object"}}}]"#, "[0].function"),
+        (Dialect::Anthropic, r#"[{"name":"search","input_schema":{"type":"object","properties":{},"properties":{"q":{}}}}]"#, "[0].input_schema"),
+        (Dialect::Mcp, r#"{"tools":[{"name":"search","inputSchema":{"type":"object"},"__proto__":{"x":1}}]}"#, "tools[0]"),
+    ];
+    for (d, text, at) in cases {
+        let err = gate.filter_tools(d, text).expect_err(text);
+        assert_eq!(err.code(), "E_PAYLOAD", "{text}: {err}");
+        assert!(err.to_string().contains(at), "{text}: {err}");
+    }
+    // the same lists written once each are read as before
+    let once = r#"[{"type":"function","function":{"name":"search","parameters":{"type":"object"}}}]"#;
+    assert!(gate.filter_tools(Dialect::OpenAi, once).is_ok());
+}
