@@ -145,6 +145,16 @@ describe('toolgate check', () => {
     expect(run(['--help']).stdout).toContain('toolgate check --schema')
   })
 
+  it('demo --help prints its usage like every other command (exit 0), other arguments are refused', () => {
+    const r = run(['demo', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('Usage: toolgate demo')
+    expect(run(['demo', '-h']).stdout).toBe(r.stdout)
+    const bad = run(['demo', '--fast'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('takes no arguments')
+  })
+
   it.each([
     ['no --schema or --config', ['--tool-name', 'search_db', '--input', 'clean.json'], ['--schema', '--config']],
     ['no --tool-name', ['--schema', 'schema.json', '--input', 'clean.json'], ['--tool-name']],

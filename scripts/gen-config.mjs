@@ -200,7 +200,7 @@ if (fileURLToPath(import.meta.url) === process.argv[1]) {
     })
     rmSync(dir, { recursive: true, force: true })
     if (stale.length > 0) {
-      console.error(`gen-config: ${stale.join(', ')} not generated from the Rust config types; run \`npm run gen:config\``)
+      console.error(`gen-config: ${stale.join(', ')} not what the Rust config types and the core's enums generate; run \`npm run gen:config\``)
       process.exit(1)
     }
   } else {

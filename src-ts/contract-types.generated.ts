@@ -8,7 +8,8 @@
 export type Outcome = 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'
 
 /**
- * Why a call was refused (a closed set, in pipeline order).
+ * Why a call was refused (a closed set; docs/architecture.md, "The path of one call", gives the
+ * order in which they are checked).
  */
 export type Reason =
   | 'unknown_tool'

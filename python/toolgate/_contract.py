@@ -33,7 +33,8 @@ Reason = Literal[
     "state_unavailable",
     "rate_limited",
 ]
-"""Why a call was refused (a closed set, in pipeline order)."""
+"""Why a call was refused (a closed set; docs/architecture.md, "The path of one call", gives the
+order in which they are checked)."""
 
 FlagCode = Literal[
     "StringToInteger",

@@ -51,6 +51,10 @@ export function main(argv: string[]): number | Promise<number> {
     return 0
   }
   if (cmd === 'demo') {
+    if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
+      process.stdout.write('Usage: toolgate demo\n\nRuns a short tour: one gate deciding sloppy, hostile and refused tool calls, printed as it goes.\n')
+      return 0
+    }
     if (rest.length > 0) {
       process.stderr.write(`toolgate demo: takes no arguments, got ${rest.join(' ')}\n`)
       return 2

@@ -60,7 +60,7 @@ fn main() {
             ("parse_payload (the envelope, strictly)", &parse),
             ("the calls alone (3 x check)", &checks),
             ("guard", &guard),
-            ("guard + to_wire (what the binding does)", &wire),
+            ("guard + toolgate_wire::report_with_patches (the binding)", &wire),
         ];
         for (label, f) in rows {
             let (mean, p50, p99) = time(f);

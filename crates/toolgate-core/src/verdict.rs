@@ -34,7 +34,8 @@ impl Outcome {
     }
 }
 
-/// Why a call was refused (a closed set, in pipeline order).
+/// Why a call was refused (a closed set; docs/architecture.md, "The path of one call", gives the
+/// order in which they are checked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
