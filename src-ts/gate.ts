@@ -8,7 +8,7 @@ import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors
 import { native, type BindingGate } from './native'
 import { GateState } from './state'
 import { filterToolList } from './tools'
-import { engineQuestions, jsonText, payloadText, readTurnWire } from './turn'
+import { addFacts, engineQuestions, type Facts, jsonText, payloadText, readTurnWire } from './turn'
 import { ToolCallStream, type StreamOptions } from './stream'
 import type {
   CallContext,
@@ -26,18 +26,6 @@ import type {
   TurnReport,
   Verdict,
 } from './types'
-
-/** Policy facts of a verdict on the wire (see crates/toolgate-node/src/lib.rs). */
-interface Facts {
-  action?: string
-  resource?: string
-  confirmation?: Verdict['confirmation']
-  receipt?: string
-  shadow?: boolean
-  wouldBe?: Reason
-  /** Stage one only: the rules' answer the engines are asked about. */
-  engine?: string
-}
 
 /** The config file's folder while `fromFile` constructs its gate (paths in the config resolve against it). */
 let fromFileDir: string | undefined
@@ -535,16 +523,8 @@ function remoteSync(method: 'check' | 'confirm' | 'guard'): ToolGateError {
 /** Adds the wire's policy facts to a verdict (never the engine question, which is internal). */
 function withFacts(v: Verdict, json: string, out: Facts | undefined): Verdict {
   const f = readFacts(json)
-  if (f.action !== undefined) v.action = f.action
-  if (f.resource !== undefined) v.resource = f.resource
-  if (f.confirmation !== undefined) v.confirmation = f.confirmation
-  if (f.receipt !== undefined) v.receipt = f.receipt
-  if (f.shadow) {
-    v.shadow = true
-    v.wouldBe = f.wouldBe
-  }
   if (out !== undefined) Object.assign(out, f)
-  return v
+  return addFacts(v, f)
 }
 
 /**

@@ -77,13 +77,33 @@ function readCall(c: WireCall): TurnCall {
   } else {
     v = { callId: c.callId, outcome: c.outcome, allowed: false, tool: c.tool, flags: c.flags, reason: c.reason, message: c.message }
   }
-  if (c.action !== undefined) v.action = c.action
-  if (c.resource !== undefined) v.resource = c.resource
-  if (c.confirmation !== undefined) v.confirmation = c.confirmation
-  if (c.receipt !== undefined) v.receipt = c.receipt
-  if (c.shadow) {
+  return addFacts(v, c)
+}
+
+/** Policy facts of a decision on the wire (a verdict's, or a turn call's). */
+export interface Facts {
+  action?: string
+  resource?: string
+  confirmation?: TurnCall['confirmation']
+  receipt?: string
+  shadow?: boolean
+  wouldBe?: Reason
+  /** Stage one only: the rules' answer the engines are asked about. */
+  engine?: string
+}
+
+/**
+ * Copies the facts a decision shows (`action`, `resource`, `confirmation`, `receipt`,
+ * `shadow`/`wouldBe`) from the wire onto `v` — never the engine question, which is internal.
+ */
+export function addFacts<V extends Facts>(v: V, f: Facts): V {
+  if (f.action !== undefined) v.action = f.action
+  if (f.resource !== undefined) v.resource = f.resource
+  if (f.confirmation !== undefined) v.confirmation = f.confirmation
+  if (f.receipt !== undefined) v.receipt = f.receipt
+  if (f.shadow) {
     v.shadow = true
-    v.wouldBe = c.wouldBe
+    v.wouldBe = f.wouldBe
   }
   return v
 }

@@ -3,6 +3,7 @@
 // top — every error names the flag and what was expected (the caller prints it and exits 2), a
 // dash-word is never taken as a flag's value, a flag is given once unless it repeats.
 import { parseArgs } from 'node:util'
+import { terminalLines } from './escape'
 
 /** What a command accepts: flags that take a value (with a hint for errors), and switches. */
 export interface FlagSpec {
@@ -26,6 +27,17 @@ export class UsageError extends Error {
     super(message)
     this.name = 'UsageError'
   }
+}
+
+/**
+ * What a command's `run` answers for an error it caught: a {@link UsageError} is printed as
+ * `<command>: <message>` (control characters escaped) with the pointer to `<command> --help`, exit
+ * code 2; any other error is thrown on.
+ */
+export function usageFailure(command: string, err: unknown): number {
+  if (!(err instanceof UsageError)) throw err
+  process.stderr.write(`${command}: ${terminalLines(err.message)}\nRun \`${command} --help\` for usage and examples.\n`)
+  return 2
 }
 
 /** The parsed flags: values by name, and the switches that were given. */

@@ -8,8 +8,8 @@ import { MIN_CHAIN_KEY_BYTES } from '../audit/chain'
 import { verifyFiles, type VerifyReport } from '../audit/verify'
 import { trimNewline } from '../config-host'
 import { readRegularFile } from '../regular-file'
-import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
-import { terminalJson, terminalLines, terminalSafe } from './escape'
+import { formatFlag, parseOrHelp, UsageError, usageFailure, useColor } from './args'
+import { terminalJson, terminalSafe } from './escape'
 
 const USAGE = 'toolgate audit verify FILE…   check a decision log\'s hash chain; print the first broken line'
 
@@ -198,12 +198,7 @@ function run(argv: string[]): number {
     }
     throw new UsageError(sub === undefined ? 'missing the subcommand: verify' : `unknown subcommand \`${sub}\` (expected verify)`)
   } catch (err) {
-    if (err instanceof UsageError) {
-      const which = sub === 'verify' ? 'toolgate audit verify' : 'toolgate audit'
-      process.stderr.write(`${which}: ${terminalLines(err.message)}\nRun \`${which} --help\` for usage and examples.\n`)
-      return 2
-    }
-    throw err
+    return usageFailure(sub === 'verify' ? 'toolgate audit verify' : 'toolgate audit', err)
   }
 }
 

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { ToolGate } from '../gate'
 import { ToolGateError } from '../errors'
 import type { Verdict } from '../types'
-import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, usageFailure, useColor } from './args'
 
 /** The corpus shipped in the package (dist/cli → the package root's bench/corpus). */
 export const SHIPPED_CORPUS = resolve(__dirname, '..', '..', 'bench', 'corpus')
@@ -312,11 +312,7 @@ function run(argv: string[]): number {
     }
     return wrong.length === 0 ? 0 : 1
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`toolgate bench: ${err.message}\nRun \`toolgate bench --help\` for usage and examples.\n`)
-      return 2
-    }
-    throw err
+    return usageFailure('toolgate bench', err)
   }
 }
 

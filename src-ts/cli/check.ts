@@ -6,7 +6,7 @@ import { ToolGate } from '../gate'
 import type { CallContext } from '../types'
 import { ToolGateError } from '../errors'
 import { boundFromEnv, DEFAULT_MAX_CONFIG_BYTES, readBounded, readRegularFile } from '../regular-file'
-import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
+import { formatFlag, parseOrHelp, UsageError, usageFailure, useColor } from './args'
 import { renderVerdict } from './demo'
 import { terminalJson, terminalLines, terminalSafe, terminalSafeDeep } from './escape'
 
@@ -137,11 +137,7 @@ function run(argv: string[]): number {
     }
     return verdict.allowed ? 0 : 1
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`toolgate check: ${err.message}\nRun \`toolgate check --help\` for usage and examples.\n`)
-      return 2
-    }
-    throw err
+    return usageFailure('toolgate check', err)
   }
 }
 

@@ -2,7 +2,7 @@
 // core generates it), and how to give it to a gate.
 // Exit codes: 0 printed, 2 usage error.
 import { generateKeyPair } from '../receipt'
-import { parseOrHelp, UsageError, useColor } from './args'
+import { parseOrHelp, UsageError, usageFailure, useColor } from './args'
 
 const USAGE = 'toolgate keygen [--format pretty|json|env]   a new receipt signing key pair'
 
@@ -66,11 +66,7 @@ function run(argv: string[]): number {
     }
     return 0
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`toolgate keygen: ${err.message}\nRun \`toolgate keygen --help\` for usage and examples.\n`)
-      return 2
-    }
-    throw err
+    return usageFailure('toolgate keygen', err)
   }
 }
 

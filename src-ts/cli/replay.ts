@@ -7,8 +7,8 @@ import { loadConfigFile } from '../config-file'
 import { ToolGateError } from '../errors'
 import { ToolGate } from '../gate'
 import type { CallContext, Verdict } from '../types'
-import { formatFlag, parseOrHelp, UsageError, useColor } from './args'
-import { terminalJson, terminalLines, terminalSafe } from './escape'
+import { formatFlag, parseOrHelp, UsageError, usageFailure, useColor } from './args'
+import { terminalJson, terminalSafe } from './escape'
 
 const USAGE = 'toolgate replay --log audit.jsonl --config proposed.json   re-decide logged calls; print the drift'
 
@@ -413,11 +413,7 @@ function run(argv: string[]): number {
     process.stdout.write(format === 'json' ? terminalJson(report) + '\n' : renderReplay(report, useColor()))
     return report.drift > 0 ? 1 : 0
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`toolgate replay: ${terminalLines(err.message)}\nRun \`toolgate replay --help\` for usage and examples.\n`)
-      return 2
-    }
-    throw err
+    return usageFailure('toolgate replay', err)
   }
 }
 
