@@ -2,7 +2,7 @@
 // (`tsc -p __test__/types/tsconfig.json`) and never run. `toolgate` resolves through the
 // package's `exports` map to dist/index.d.ts: the types users get. Lines marked
 // `@ts-expect-error` are misuses that must keep failing to compile (an unused directive is an
-// error too), and the `Equal` checks pin the closed sets the README ("API") names.
+// error too), and the `Equal` checks pin the closed sets docs/turns.md ("The verdict", "Errors") names.
 import {
   ToolGate,
   ToolGateError,
@@ -75,7 +75,7 @@ import * as toolgate from 'toolgate'
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 type Expect<T extends true> = T
 
-// The closed sets of the README ("API"), exactly: adding or renaming a member must be a visible change.
+// The closed sets of docs/turns.md ("The verdict", "Errors"), exactly: adding or renaming a member must be a visible change.
 export type Checks = [
   Expect<Equal<Outcome, 'passed' | 'repaired' | 'rejected' | 'denied' | 'confirm'>>,
   Expect<Equal<Dialect, 'openai' | 'openai-responses' | 'anthropic' | 'langchain' | 'pydantic-ai' | 'mcp' | 'ai-sdk' | 'gemini' | 'ai-sdk-ui'>>,

@@ -132,7 +132,7 @@ import type {
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 type Expect<T extends true> = T
 
-/** The per-dialect maps cover exactly the dialects of the README ("Whole turns, every dialect"). */
+/** The per-dialect maps cover exactly the dialects of docs/turns.md ("Whole turns, every dialect"). */
 export type Complete = [
   Expect<Equal<keyof DialectPayloads, import('toolgate').Dialect>>,
   Expect<Equal<keyof DialectFeedback, import('toolgate').Dialect>>,

@@ -1,4 +1,4 @@
-"""The README's Python quickstart: repair an almost-right call, refuse a wrong one."""
+"""The Python quickstart of docs/python.md: repair an almost-right call, refuse a wrong one."""
 
 from toolgate import ToolGate
 

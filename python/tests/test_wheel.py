@@ -1,5 +1,5 @@
 """The wheel `maturin build --release` made installs into a fresh virtualenv with no Rust
-toolchain on PATH, imports, and answers (the README quickstart, pasted)."""
+toolchain on PATH, imports, and answers (the docs/python.md quickstart, pasted)."""
 
 from __future__ import annotations
 
