@@ -28,7 +28,7 @@
  * requests, and the streams' time to first text byte and to the end; then, under load, 500
  * requests at 50 in flight through the `openai` client and through a lean node:http client (which
  * shows what the hop and the proxy cost without the `openai` client's own work in the way), with
- * the proxy's CPU per request. Figures go to stdout and to bench/results/http-proxy.txt.
+ * the proxy's CPU per request. Figures go to stdout and to bench/results/http-proxy.txt (`--load`: http-proxy-load.txt).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { Agent, request as httpRequest } from 'node:http'
@@ -305,6 +305,7 @@ async function main(): Promise<void> {
       await load(await loadSides())
       say('')
       await leanLoad(leanSides())
+      save('http-proxy-load.txt')
       return
     }
 
@@ -400,8 +401,13 @@ async function main(): Promise<void> {
     upstream.child.kill()
     rmSync(dir, { recursive: true, force: true })
   }
+  save('http-proxy.txt')
+}
+
+/** Writes what was said to bench/results/`name` (a `--load` run to its own file, not over a full run's). */
+function save(name: string): void {
   mkdirSync(join(here, 'results'), { recursive: true })
-  writeFileSync(join(here, 'results', 'http-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
+  writeFileSync(join(here, 'results', name), `${new Date().toISOString()}\n${out.join('\n')}\n`)
 }
 
 /** One line of the load section: how to send a request, its baseline line, and the process whose CPU to count. */

@@ -27,7 +27,7 @@
  * answer to `n: 5`, proving the repair reached the server), then interleaved per-call timing
  * (p50/p99, the added p50, the per-round differences as a noise gauge), tinybench on the same
  * calls, and calls per second sequentially and with 16 in flight. Figures go to stdout and to
- * bench/results/mcp-proxy.txt.
+ * bench/results/mcp-proxy.txt (`--load`: mcp-proxy-load.txt).
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, statSync, writeFileSync } from 'node:fs'
@@ -132,6 +132,7 @@ async function main(): Promise<void> {
       await load(call)
       say('')
       await rawLoads()
+      save('mcp-proxy-load.txt')
       return
     }
 
@@ -223,7 +224,7 @@ async function main(): Promise<void> {
   } finally {
     for (const l of [relayLines, relayPipe, proxied, direct]) await l.close()
   }
-  save()
+  save('mcp-proxy.txt')
 }
 
 /**
@@ -346,9 +347,10 @@ function gateShare(): string {
 const RAW_PASSES = 5
 const LOAD_RAW_ROUNDS = (rounds: number) => `${rounds} rounds, each a fresh process per side with a warm-up burst and ${RAW_PASSES} passes (median)`
 
-function save(): void {
+/** Writes what was said to bench/results/`name` (a `--load` run to its own file, not over a full run's). */
+function save(name: string): void {
   mkdirSync(join(here, 'results'), { recursive: true })
-  writeFileSync(join(here, 'results', 'mcp-proxy.txt'), `${new Date().toISOString()}\n${out.join('\n')}\n`)
+  writeFileSync(join(here, 'results', name), `${new Date().toISOString()}\n${out.join('\n')}\n`)
 }
 
 main().catch((err: unknown) => {
