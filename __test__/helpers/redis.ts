@@ -24,32 +24,56 @@ async function freePort(): Promise<number> {
   })
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection({ port, host: '127.0.0.1' })
-    c.once('connect', () => {
-      c.destroy()
-      resolve(true)
-    })
-    c.once('error', () => resolve(false))
+/** The `process_id` of the Redis answering on `port`, if one answers. */
+async function pidOn(port: number): Promise<number | undefined> {
+  try {
+    const m = /process_id:(\d+)/.exec(await redisCommand(port, 'INFO', 'server'))
+    return m === null ? undefined : Number(m[1])
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Spawns redis-server on `port` and answers it once it is the process answering there, or
+ * `undefined` when it exits first or another process holds the port. Test files run in parallel,
+ * each starting its own server: a port found free can be taken by another file's server before
+ * this one binds it, and a plain "something answers on the port" check would then pass on the
+ * other file's server — which that file may kill.
+ */
+async function spawnOn(port: number): Promise<ChildProcess | undefined> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  let exited = false
+  child.once('exit', () => {
+    exited = true
   })
+  const failed = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`redis-server could not start (install it: apt-get install -y redis-server): ${e.message}`))))
+  const ready = (async () => {
+    const t = Date.now()
+    while (Date.now() - t < 10_000 && !exited) {
+      const pid = await pidOn(port)
+      if (pid === child.pid) return child
+      if (pid !== undefined) break
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    child.kill('SIGKILL')
+    return undefined
+  })()
+  return Promise.race([ready, failed])
 }
 
 /** Starts redis-server; fails the test if it is not installed (`apt-get install -y redis-server`). */
 export async function startRedis(): Promise<TestRedis> {
-  const port = await freePort()
+  let port = 0
   let child: ChildProcess | undefined
+  for (let attempt = 0; attempt < 10 && child === undefined; attempt++) {
+    port = await freePort()
+    child = await spawnOn(port)
+  }
+  if (child === undefined) throw new Error('redis-server did not start on any of 10 free ports')
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-    const failed = new Promise<never>((_, reject) => child!.once('error', (e) => reject(new Error(`redis-server could not start (install it: apt-get install -y redis-server): ${e.message}`))))
-    const ready = (async () => {
-      const t = Date.now()
-      while (!(await canConnect(port))) {
-        if (Date.now() - t > 10_000) throw new Error('redis-server did not start within 10 s')
-        await new Promise((r) => setTimeout(r, 20))
-      }
-    })()
-    await Promise.race([ready, failed])
+    child = await spawnOn(port)
+    if (child === undefined) throw new Error(`redis-server did not start again on port ${port}`)
   }
   const kill = async () => {
     const c = child
@@ -60,7 +84,6 @@ export async function startRedis(): Promise<TestRedis> {
       c.kill('SIGKILL')
     })
   }
-  await start()
   return { port, url: `redis://127.0.0.1:${port}`, kill, restart: start, stop: kill }
 }
 

@@ -238,3 +238,11 @@ fn close_releases_connections_and_fails_after() {
     assert_eq!(s.open_connections(), 0);
     assert!(s.taint("a").is_err());
 }
+
+/// The test servers' own guard: a server whose port another test's server already holds does not
+/// count as started (the other may be killed by its test while this one's clients use it).
+#[test]
+fn a_test_server_is_only_the_one_spawned_here() {
+    let first = common::Redis::start();
+    assert!(common::Redis::start_on(first.port).is_none(), "another server's port was taken for this one's");
+}

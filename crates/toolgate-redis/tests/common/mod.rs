@@ -1,5 +1,12 @@
 //! A real `redis-server` on a free loopback port, stopped when dropped.
+//!
+//! Tests run in parallel threads, each starting its own server: a port found free can be taken by
+//! another test's server before this one binds it (this one then exits, and a plain "something
+//! answers on the port" check would pass on the other test's server — which that test may kill).
+//! So a server counts as started only when the process answering on the port is the one spawned
+//! here (`INFO server`'s `process_id`); otherwise another port is tried.
 
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,11 +20,45 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// The `process_id` of the Redis answering on `port`, if one answers.
+fn pid_on(port: u16) -> Option<u32> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    s.write_all(b"INFO server\r\n").ok()?;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got);
+        // the value is whole once its line has ended
+        if let Some(at) = text.find("process_id:") {
+            if let Some(end) = text[at..].find('\n') {
+                return text[at + "process_id:".len()..at + end].trim().parse().ok();
+            }
+        }
+    }
+    None
+}
+
 impl Redis {
     pub fn start() -> Redis {
-        let mut r = Redis { port: free_port(), child: None };
-        r.restart();
-        r
+        for _ in 0..10 {
+            let mut r = Redis { port: free_port(), child: None };
+            if r.try_start() {
+                return r;
+            }
+        }
+        panic!("redis-server did not start on any of 10 free ports");
+    }
+
+    /// A server on `port`, only if it is the one answering there (see the module docs).
+    pub fn start_on(port: u16) -> Option<Redis> {
+        let mut r = Redis { port, child: None };
+        r.try_start().then_some(r)
     }
 
     pub fn url(&self) -> String {
@@ -26,18 +67,35 @@ impl Redis {
 
     /// Starts (again) on the same port; waits until it accepts connections.
     pub fn restart(&mut self) {
-        let child = Command::new("redis-server")
+        assert!(self.try_start(), "redis-server did not start again on port {}", self.port);
+    }
+
+    /// Spawns a server on `self.port` and waits until it is the one answering there; `false` (the
+    /// process stopped) when it exits first or another process holds the port.
+    fn try_start(&mut self) -> bool {
+        let mut child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server must be installed (apt-get install -y redis-server)");
-        self.child = Some(child);
         let t = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(10), "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
+        while t.elapsed() < Duration::from_secs(10) {
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                return false;
+            }
+            match pid_on(self.port) {
+                Some(pid) if pid == child.id() => {
+                    self.child = Some(child);
+                    return true;
+                }
+                Some(_) => break,
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
         }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
     }
 
     /// SIGKILL: the process is gone at once, as in a crash.
