@@ -22,6 +22,7 @@ import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identi
 import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './identity'
 import type { CallerVerifier } from '../../identity/verifier'
 import type { RequestDialect } from '../../request-dialect'
+import { valueSpan } from '../json-span'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './refusal'
 import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './rewrite'
 import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './paths'
@@ -508,35 +509,8 @@ function onceTools(raw: string): boolean {
  * key — from its `[` to its `]`; `undefined` when the text is not laid out so.
  */
 export function toolsSpan(raw: string): string | undefined {
-  let i = raw.indexOf('"tools"') + 7
-  let c = raw.charCodeAt(i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i)
-  if (c !== 0x3a) return undefined // ':'
-  c = raw.charCodeAt(++i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = raw.charCodeAt(++i)
-  if (c !== 0x5b) return undefined // '['
-  const start = i
-  let depth = 0
-  while (i < raw.length) {
-    c = raw.charCodeAt(i)
-    if (c === 0x22) {
-      // a string: on to its closing quote, the first not escaped by an odd run of backslashes
-      let j = i
-      for (;;) {
-        j = raw.indexOf('"', j + 1)
-        if (j < 0) return undefined
-        let k = j - 1
-        while (raw.charCodeAt(k) === 0x5c) k--
-        if ((j - 1 - k) % 2 === 0) break
-      }
-      i = j + 1
-      continue
-    }
-    if (c === 0x5b || c === 0x7b) depth++
-    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return raw.slice(start, i + 1)
-    i++
-  }
-  return undefined
+  const span = valueSpan(raw, raw.indexOf('"tools"') + 7, '[')
+  return span === undefined ? undefined : raw.slice(span.start, span.end)
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */

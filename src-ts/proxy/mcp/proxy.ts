@@ -8,6 +8,7 @@ import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 
 import type { ToolGate } from '../../gate'
+import { valueSpan } from '../json-span'
 import type { GateState } from '../../state'
 import type { CallerOption } from '../../context'
 import type { CallContext, GuardOptions, ToolGateConfig, TurnReport, Verdict } from '../../types'
@@ -663,35 +664,7 @@ function oneId(line: string): boolean {
 export function argumentsAt(text: string): { start: number; end: number } | undefined {
   const key = text.indexOf('"arguments"')
   if (key < 0 || key !== text.lastIndexOf('"arguments"') || text.includes('\\u')) return undefined
-  let i = key + 11
-  let c = text.charCodeAt(i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
-  if (c !== 0x3a) return undefined // ':'
-  c = text.charCodeAt(++i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
-  if (c !== 0x7b) return undefined // '{'
-  const start = i
-  let depth = 0
-  while (i < text.length) {
-    c = text.charCodeAt(i)
-    if (c === 0x22) {
-      // a string: on to its closing quote, the first not escaped by an odd run of backslashes
-      let j = i
-      for (;;) {
-        j = text.indexOf('"', j + 1)
-        if (j < 0) return undefined
-        let k = j - 1
-        while (text.charCodeAt(k) === 0x5c) k--
-        if ((j - 1 - k) % 2 === 0) break
-      }
-      i = j + 1
-      continue
-    }
-    if (c === 0x5b || c === 0x7b) depth++
-    else if ((c === 0x5d || c === 0x7d) && --depth === 0) return { start, end: i + 1 }
-    i++
-  }
-  return undefined
+  return valueSpan(text, key + 11, '{')
 }
 
 function clip(s: string): string {
