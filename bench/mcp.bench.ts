@@ -18,7 +18,7 @@ import { arch, cpus, loadavg, platform } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Ajv } from 'ajv'
 import { Bench } from 'tinybench'
-import { loadCorpus, roleTools, type CorpusCaller, type CorpusCase } from './corpus/mcp/corpus.js'
+import { loadCorpus, roleTools, turnCompletion, type CorpusCaller, type CorpusCase } from './corpus/mcp/corpus.js'
 import { deepEqual } from './peer.js'
 import { makePipeline } from './pipeline.js'
 
@@ -159,16 +159,7 @@ async function main(): Promise<void> {
   }
 
   // ---- guard: one OpenAI turn of three calls
-  const turnCalls = [
-    { tool: 'get_file_contents', args: '{"owner":"octo-org","repo":"billing","path":"src/invoice/total.ts"}' },
-    { tool: 'list_issues', args: '{"owner":"octo-org","repo":"billing","labels":"bug","perPage":"20"}' },
-    { tool: 'merge_pull_request', args: '{"owner":"octo-org","repo":"billing","pullNumber":412}' },
-  ]
-  const completion = JSON.stringify({
-    id: 'chatcmpl-bench', object: 'chat.completion', created: 1764633600, model: 'gpt-4.1-2025-04-14',
-    choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, refusal: null, tool_calls: turnCalls.map((c, i) => ({ id: `call_${i}Qm8dWv2`, type: 'function', function: { name: c.tool, arguments: c.args } })) } }],
-    usage: { prompt_tokens: 2143, completion_tokens: 96, total_tokens: 2239 },
-  })
+  const completion = turnCompletion()
   const dev = callers.developer as Ctx
   const devPrepared = canPrepare ? prepared.developer : undefined
   const guardOpts = { dialect: 'openai' as const, ...dev }

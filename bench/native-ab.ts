@@ -13,7 +13,7 @@
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { loadCorpus } from './corpus/mcp/corpus.js'
+import { loadCorpus, turnCompletion } from './corpus/mcp/corpus.js'
 import { quantile } from './timing.js'
 
 const [before, after = resolve(__dirname, '..', 'binding', 'toolgate.linux-x64-gnu.node')] = process.argv.slice(2)
@@ -29,16 +29,7 @@ const load = (file: string, name: string) => {
   return require(to)
 }
 const corpus = loadCorpus()
-const turn = [
-  { tool: 'get_file_contents', args: '{"owner":"octo-org","repo":"billing","path":"src/invoice.ts","ref":"main"}' },
-  { tool: 'list_issues', args: '{"owner":"octo-org","repo":"billing","state":"OPEN","perPage":"30"}' },
-  { tool: 'merge_pull_request', args: '{"owner":"octo-org","repo":"billing","pullNumber":412}' },
-]
-const completion = JSON.stringify({
-  id: 'chatcmpl-bench', object: 'chat.completion', created: 1764633600, model: 'gpt-4.1-2025-04-14',
-  choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, refusal: null, tool_calls: turn.map((c, i) => ({ id: `call_${i}Qm8dWv2`, type: 'function', function: { name: c.tool, arguments: c.args } })) } }],
-  usage: { prompt_tokens: 2143, completion_tokens: 96, total_tokens: 2239 },
-})
+const completion = turnCompletion()
 const config = JSON.stringify(corpus.config)
 const keep: unknown[] = []
 /** The raw exports this bench calls (binding/index.d.ts, as of both builds). */

@@ -39,9 +39,9 @@ const CONTRACT = 'src-ts/contract-types.generated.ts'
 const PY_CONTRACT = 'python/toolgate/_contract.py'
 const TS_ONLY = new Set(['tsType', 'tsRequired'])
 
-/** The schema as the Rust types derive it (with the TypeScript-only keywords). */
-function derivedSchema() {
-  const out = execFileSync('cargo', ['run', '-q', '-p', 'toolgate-host-config', '--example', 'config_schema'], {
+/** The JSON a cargo example prints (a schema derived from Rust types). */
+function exampleJson(pkg, example) {
+  const out = execFileSync('cargo', ['run', '-q', '-p', pkg, '--example', example], {
     cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -50,16 +50,11 @@ function derivedSchema() {
   return JSON.parse(out)
 }
 
+/** The schema as the Rust types derive it (with the TypeScript-only keywords). */
+const derivedSchema = () => exampleJson('toolgate-host-config', 'config_schema')
+
 /** The names the core answers with (`Outcome`, `Reason`, …), as the core's enums derive them. */
-function contractSchema() {
-  const out = execFileSync('cargo', ['run', '-q', '-p', 'toolgate-core', '--example', 'contract_schema'], {
-    cwd: root,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 16 << 20,
-  })
-  return JSON.parse(out)
-}
+const contractSchema = () => exampleJson('toolgate-core', 'contract_schema')
 
 /** One string union per contract name, each with its doc comment, in the order the core lists them. */
 async function contractTypes(schema) {

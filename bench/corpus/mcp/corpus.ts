@@ -107,3 +107,19 @@ export function roleTools(config: Corpus['config']): Map<string, Set<string>> {
   }
   return out
 }
+
+/** The three calls of the benches' OpenAI turn: a pass, a repair and a call the developer may not make. */
+export const TURN_CALLS: readonly { tool: string; args: string }[] = [
+  { tool: 'get_file_contents', args: '{"owner":"octo-org","repo":"billing","path":"src/invoice/total.ts"}' },
+  { tool: 'list_issues', args: '{"owner":"octo-org","repo":"billing","labels":"bug","perPage":"20"}' },
+  { tool: 'merge_pull_request', args: '{"owner":"octo-org","repo":"billing","pullNumber":412}' },
+]
+
+/** {@link TURN_CALLS} as one OpenAI `chat.completion`, as an API answers it (text). */
+export function turnCompletion(): string {
+  return JSON.stringify({
+    id: 'chatcmpl-bench', object: 'chat.completion', created: 1764633600, model: 'gpt-4.1-2025-04-14',
+    choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, refusal: null, tool_calls: TURN_CALLS.map((c, i) => ({ id: `call_${i}Qm8dWv2`, type: 'function', function: { name: c.tool, arguments: c.args } })) } }],
+    usage: { prompt_tokens: 2143, completion_tokens: 96, total_tokens: 2239 },
+  })
+}
