@@ -51,6 +51,18 @@ pub(crate) struct Tool {
     pub(crate) candidates: Vec<u32>,
 }
 
+impl Tool {
+    /// The policy scope of a listing of this tool for a caller: its name and action known, its
+    /// arguments and resource not.
+    fn listing_scope<'a>(&'a self, ctx: &'a CallContext, now_ms: u64) -> crate::policy::scope::Scope<'a> {
+        let mut scope = crate::policy::caller_scope(ctx, now_ms);
+        scope.tool = Some(&self.name);
+        scope.action = Some(&self.decl.action);
+        scope.listing = true;
+        scope
+    }
+}
+
 impl crate::suggest::ToolName for Tool {
     fn names(&self) -> (&str, &str) {
         (&self.name, &self.lower)
@@ -74,11 +86,7 @@ impl Listing<'_> {
             return false;
         }
         let (Some(p), Some(rules)) = (&self.gate.policy, &self.caller_rules) else { return true };
-        let mut scope = crate::policy::caller_scope(self.ctx, self.now_ms);
-        scope.tool = Some(&t.name);
-        scope.action = Some(&t.decl.action);
-        scope.listing = true;
-        p.could_allow_for(&t.candidates, &scope, rules, t.decl.resource.is_some())
+        p.could_allow_for(&t.candidates, &t.listing_scope(self.ctx, self.now_ms), rules, t.decl.resource.is_some())
     }
 
     /// Whether the tool named `name` is declared and [`Listing::shows`] it.
@@ -422,11 +430,7 @@ impl Gate {
             return false;
         }
         let Some(p) = &self.policy else { return true };
-        let mut scope = crate::policy::caller_scope(ctx, now_ms);
-        scope.tool = Some(&t.name);
-        scope.action = Some(&t.decl.action);
-        scope.listing = true;
-        p.could_allow(&t.candidates, &scope, persona, t.decl.resource.is_some())
+        p.could_allow(&t.candidates, &t.listing_scope(ctx, now_ms), persona, t.decl.resource.is_some())
     }
 
     /// Whether the tool named `name` is declared and could be called by this caller.
