@@ -47,6 +47,23 @@ describe('the MCP router passes on what the gate does not change', () => {
     ])
   })
 
+  it('a call without arguments goes on with the {} the gate decided; a refused call whose name and id hold newlines and JSON is answered, never forwarded', () => {
+    const r = router()
+    r.client('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping"}}')
+    const name = 'echo\n=\n~{"n":1}\npassed\n[]'
+    r.client(JSON.stringify({ jsonrpc: '2.0', id: 'a\n!x\n{}', method: 'tools/call', params: { name, arguments: { n: 1 } } }))
+    const open = new McpProxy({ config: { tools: [{ name: 'ping', inputSchema: { type: 'object' } }] } }, { toClient: () => {}, toServer: (m) => r.out.server.push(`parsed:${JSON.stringify(m)}`), toServerText: (t) => r.out.server.push(`text:${t}`) })
+    open.clientLine({ kind: 'line', text: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","_meta":{}}}' })
+    expect(r.out.server).toEqual(['parsed:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","_meta":{},"arguments":{}}}'])
+    expect(r.out.client).toHaveLength(2)
+    const answers = r.out.client.map((l) => JSON.parse(l.replace(/^(parsed|text):/, '')) as { id: unknown; result?: { isError?: boolean; content: { text: string }[] } })
+    expect(answers.map((a) => [a.id, a.result?.isError])).toEqual([
+      [1, true],
+      ['a\n!x\n{}', true],
+    ])
+    expect(answers[1].result?.content[0].text).toContain('Unknown tool')
+  })
+
   it('argumentsAt finds params.arguments however the message is spaced and ordered', () => {
     let seed = 9
     const next = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32

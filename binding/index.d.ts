@@ -164,6 +164,13 @@ export declare function guard(handle: number, dialect: string, payload: string, 
 export declare function guardAsync(handle: number, dialect: string, payload: string, options: string): Promise<unknown>
 
 /**
+ * [`guard`] answering in `toolgate_wire::single_call`'s shape: a turn of one plain call in a
+ * short line-oriented answer, anything else as `guard`'s report. For a host that forwards the
+ * very text it decided (the MCP proxy's `tools/call`); same decisions, same errors.
+ */
+export declare function guardSingle(handle: number, dialect: string, payload: string, options: string): string
+
+/**
  * Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON
  * `{ tool?, arguments?, sub? }`. Answers the claims as JSON; throws `E_RECEIPT` whose message
  * starts with the stable reason (`bad_signature: …`).

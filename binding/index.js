@@ -848,5 +848,6 @@ module.exports.filterTools = nativeBinding.filterTools
 module.exports.generateReceiptKey = nativeBinding.generateReceiptKey
 module.exports.guard = nativeBinding.guard
 module.exports.guardAsync = nativeBinding.guardAsync
+module.exports.guardSingle = nativeBinding.guardSingle
 module.exports.verifyReceipt = nativeBinding.verifyReceipt
 module.exports.visibleTools = nativeBinding.visibleTools

@@ -9,6 +9,7 @@ import { native, type BindingGate } from './native'
 import { GateState } from './state'
 import { filterToolList } from './tools'
 import { addFacts, engineQuestions, type Facts, jsonText, payloadText, readTurnWire } from './turn'
+import { readSingleCallWire, type SingleCallDecision } from './single-call'
 import { ToolCallStream, type StreamOptions } from './stream'
 import type {
   CallContext,
@@ -26,6 +27,9 @@ import type {
   TurnReport,
   Verdict,
 } from './types'
+
+/** Set by ToolGate's static block: {@link guardSingleCall} reaches the private method through it. */
+let guardSingleOf: (gate: ToolGate, text: string, opts: GuardOptions & CallerOption & { dialect: Dialect }) => SingleCallDecision | undefined
 
 /** The config file's folder while `fromFile` constructs its gate (paths in the config resolve against it). */
 let fromFileDir: string | undefined
@@ -382,23 +386,7 @@ export class ToolGate {
     const c = prepared === undefined ? contextText(opts) : ''
     const n = this.#native
     const run = (engines: string | EngineAnswer[] | undefined): string | Promise<string> => {
-      let opt: string
-      if (opts.protocolVersion === undefined && engines === undefined) {
-        // the common case: no options but the caller, spliced without building an object
-        // a context seen before goes as the caller the binding prepared from its text (sync only:
-        // the cache may let go of that caller while a call waits on the thread pool)
-        const known = prepared === undefined && c !== '' && !offLoop ? knownCallerHandle(n.BindingCaller, c) : undefined
-        opt = prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : known !== undefined ? `{"caller":${known}}` : c === '' ? '' : `{"context":${c}}`
-      } else {
-        const o: Record<string, unknown> = {}
-        if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
-        if (engines !== undefined) o.engines = engines
-        // a prepared caller is named by handle; it is kept alive by `opts` until the answer is read
-        if (prepared !== undefined) o.caller = callerHandle(prepared)
-        let options = JSON.stringify(o)
-        if (c !== '') options = `${options.slice(0, -1)},"context":${c}}`
-        opt = options
-      }
+      const opt = turnOptionsText(n, opts, prepared, c, engines, offLoop)
       if (offLoop) {
         return n.guardAsync(this.#handle, dialect, text, opt).then(
           (w) => {
@@ -429,6 +417,27 @@ export class ToolGate {
       const finish = (a: EngineAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
       return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
     })
+  }
+
+  /** See {@link guardSingleCall}: `undefined` when this gate cannot decide in place (remote state, plugged engines). */
+  #guardSingle(text: string, opts: GuardOptions & CallerOption & { dialect: Dialect }): SingleCallDecision | undefined {
+    if (this.#remote || this.#engines !== undefined) return undefined
+    const prepared = callerOption(opts)
+    const c = prepared === undefined ? contextText(opts) : ''
+    const n = this.#native
+    let wire: string
+    try {
+      wire = n.guardSingle(this.#handle, opts.dialect, text, turnOptionsText(n, opts, prepared, c, undefined, false))
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    } finally {
+      this.#audit?.decided(1)
+    }
+    return readSingleCallWire(wire, text)
+  }
+
+  static {
+    guardSingleOf = (gate, text, opts) => gate.#guardSingle(text, opts)
   }
 
   /**
@@ -498,6 +507,37 @@ export class ToolGate {
     const v: Verdict = { outcome, allowed: false, tool, flags: [], reason: wire.slice(b + 1, c) as Reason, message: wire.slice(d + 1) }
     return d === c + 1 ? v : withFacts(v, wire.slice(c + 1, d), out)
   }
+}
+
+/**
+ * Guards `text`, a turn the host will forward as it is when the gate changes nothing (the MCP
+ * proxy's `tools/call` line), as {@link ToolGate.guard} does — same decisions, same errors — but
+ * answers a turn of one plain call without building a {@link TurnReport} (see
+ * {@link SingleCallDecision}). `undefined` when the gate must decide off the event loop or ask
+ * engines: use `guard`/`guardAsync` then. Internal to the proxies, not exported by the package.
+ */
+export function guardSingleCall(gate: ToolGate, text: string, opts: GuardOptions & CallerOption & { dialect: Dialect }): SingleCallDecision | undefined {
+  return guardSingleOf(gate, text, opts)
+}
+
+/**
+ * The options text of a turn for the binding (crates/toolgate-node `turn_options`): `''`, the
+ * common `{"caller":N}` spliced without building an object, or the whole object. A context seen
+ * before goes as the caller the binding prepared from its text (sync only: the cache may let go
+ * of that caller while a call waits on the thread pool).
+ */
+function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepared: Caller | undefined, c: string, engines: string | EngineAnswer[] | undefined, offLoop: boolean): string {
+  if (opts.protocolVersion === undefined && engines === undefined) {
+    const known = prepared === undefined && c !== '' && !offLoop ? knownCallerHandle(n.BindingCaller, c) : undefined
+    return prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : known !== undefined ? `{"caller":${known}}` : c === '' ? '' : `{"context":${c}}`
+  }
+  const o: Record<string, unknown> = {}
+  if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
+  if (engines !== undefined) o.engines = engines
+  // a prepared caller is named by handle; it is kept alive by `opts` until the answer is read
+  if (prepared !== undefined) o.caller = callerHandle(prepared)
+  const options = JSON.stringify(o)
+  return c !== '' ? `${options.slice(0, -1)},"context":${c}}` : options
 }
 
 const isPromise = isThenable as <T>(v: T | Promise<T>) => v is Promise<T>

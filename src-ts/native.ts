@@ -16,6 +16,7 @@ import type {
   generateReceiptKey as generateReceiptKeyFn,
   filterTools as filterToolsFn,
   guard as guardFn,
+  guardSingle as guardSingleFn,
   visibleTools as visibleToolsFn,
 } from '../binding/index'
 import { ToolGateError } from './errors'
@@ -34,6 +35,7 @@ type BindingModule = {
   verifyReceipt: typeof verifyReceiptFn
   generateReceiptKey: typeof generateReceiptKeyFn
   guard: typeof guardFn
+  guardSingle: typeof guardSingleFn
   filterTools: typeof filterToolsFn
   visibleTools: typeof visibleToolsFn
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, Verdict};
+use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, TurnReport, Verdict};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -519,6 +519,12 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
     if json.is_empty() {
         return Ok(out);
     }
+    // the common case, a prepared caller and nothing else (`{"caller":N}`, as src-ts/gate.ts
+    // writes it): read without building a JSON tree
+    if let Some(h) = json.strip_prefix("{\"caller\":").and_then(|r| r.strip_suffix('}')).filter(|h| is_json_uint(h)).and_then(|h| h.parse::<u32>().ok()) {
+        out.ctx = caller::lookup(h).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))?;
+        return Ok(out);
+    }
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| GateError::Payload(format!("options: {e}")))?;
     out.opts.protocol_version = v.get("protocolVersion").and_then(|p| p.as_str()).map(str::to_owned);
     if let Some(c) = v.get("context") {
@@ -547,6 +553,11 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
     Ok(out)
 }
 
+/// Whether `h` is a JSON unsigned integer literal (digits, no leading zero, no sign).
+fn is_json_uint(h: &str) -> bool {
+    !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()) && (h == "0" || !h.starts_with('0'))
+}
+
 impl TurnArgs {
     fn stage(&self) -> Stage<'_> {
         match (&self.engines, self.ask) {
@@ -562,11 +573,24 @@ impl TurnArgs {
 /// dialect and the JSON path.
 #[napi]
 pub fn guard(handle: u32, dialect: String, payload: String, options: String) -> std::result::Result<String, Error<String>> {
+    guard_into(handle, &dialect, &payload, &options, toolgate_wire::report_with_patches)
+}
+
+/// [`guard`] answering in `toolgate_wire::single_call`'s shape: a turn of one plain call in a
+/// short line-oriented answer, anything else as `guard`'s report. For a host that forwards the
+/// very text it decided (the MCP proxy's `tools/call`); same decisions, same errors.
+#[napi]
+pub fn guard_single(handle: u32, dialect: String, payload: String, options: String) -> std::result::Result<String, Error<String>> {
+    guard_into(handle, &dialect, &payload, &options, toolgate_wire::single_call)
+}
+
+/// One turn decided in place, its report written by `wire`.
+fn guard_into(handle: u32, dialect: &str, payload: &str, options: &str, wire: fn(&TurnReport) -> String) -> std::result::Result<String, Error<String>> {
     let gate = gate_of(handle)?;
     guarded("payload", || {
         let choice: DialectChoice = dialect.parse()?;
-        let args = turn_options(&options)?;
-        Ok(toolgate_wire::report_with_patches(&gate.guard_as(choice, &payload, &args.opts, &gate.who(&args.ctx, args.stage()))?))
+        let args = turn_options(options)?;
+        Ok(wire(&gate.guard_as(choice, payload, &args.opts, &gate.who(&args.ctx, args.stage()))?))
     })
 }
 

@@ -4,7 +4,8 @@
 //! readers are `readTurnWire` / `readCallsWire` in `src-ts/turn.ts` (Node) and the Python
 //! package's `_report.py` / `_stream.py`. Calls carry `argumentsJson` (not `arguments`: the host parses it once),
 //! the report carries `payload` only when it changed — or, for a host holding the payload it
-//! passed, the patches that make it.
+//! passed, the patches that make it. A turn of one plain call has a shorter answer for hosts that
+//! forward the text they decided ([`single_call`], read by `readSingleCallWire`).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -127,4 +128,95 @@ fn wire(r: &TurnReport, patches: bool) -> String {
         turn_refusals: &r.turn_refusals,
     };
     serde_json::to_string(&w).unwrap_or_default()
+}
+
+/// A turn holding exactly one call, for a host that forwards the very text it decided (the MCP
+/// proxy): the call's decision in a line-oriented answer the host reads without a JSON parse —
+///
+/// - `=`: allowed, the arguments untouched (the text as given is what runs);
+/// - `~` `ARGS` `\n` `OUTCOME` `\n` `FLAGS`: allowed with these arguments written back (repaired,
+///   or normalised), `FLAGS` the flags' JSON array;
+/// - `!` `REASON` `\n` `FEEDBACK` `\n` `TOOL`: refused, `FEEDBACK` the one feedback message as
+///   JSON (never holding a raw newline), `TOOL` the rest of the text;
+///
+/// and, for anything else (several calls or none, a confirmation, a receipt, shadow mode, an
+/// engine question, a turn refusal, a provider-executed call), the whole
+/// [`report_with_patches`] (which starts with `{`). Same decisions as [`report_with_patches`]:
+/// only the shape differs.
+pub fn single_call(r: &TurnReport) -> String {
+    let plain = |c: &TurnCall| {
+        let f = c.verdict.facts();
+        f.confirmation.is_none() && f.engine.is_none() && f.receipt.is_none() && !f.shadow
+    };
+    let [c] = r.calls.as_slice() else {
+        return report_with_patches(r);
+    };
+    if !plain(c) || !r.turn_refusals.is_empty() || !r.provider_executed.is_empty() {
+        return report_with_patches(r);
+    }
+    let v = &c.verdict;
+    match (&c.arguments_json, r.patches.as_slice(), r.feedback.as_slice()) {
+        (Some(_), [], []) if v.untouched => "=".to_owned(),
+        (Some(args), [p], []) if p.call == 0 => {
+            let Ok(flags) = serde_json::to_string(&v.flags) else {
+                return report_with_patches(r);
+            };
+            let outcome = v.outcome.as_str();
+            let mut out = String::with_capacity(args.len() + outcome.len() + flags.len() + 3);
+            for part in ["~", args, "\n", outcome, "\n", &flags] {
+                out.push_str(part);
+            }
+            out
+        }
+        (None, [], [fb]) => {
+            let (Some(reason), Ok(fb)) = (v.reason, serde_json::to_string(fb)) else {
+                return report_with_patches(r);
+            };
+            let mut out = String::with_capacity(fb.len() + c.tool.len() + 32);
+            for part in ["!", reason.as_str(), "\n", &fb, "\n", &c.tool] {
+                out.push_str(part);
+            }
+            out
+        }
+        _ => report_with_patches(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_core::{DialectChoice, Gate, TurnOptions};
+
+    fn gate() -> Gate {
+        let cfg = r#"{"version":1,"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},
+            {"name":"drop","writes":true,"inputSchema":{"type":"object"}}]}"#;
+        Gate::from_json(cfg).expect("config")
+    }
+
+    fn single(g: &Gate, line: &str) -> String {
+        single_call(&g.guard(DialectChoice::Is(toolgate_core::Dialect::Mcp), line, &TurnOptions::default()).expect("guard"))
+    }
+
+    #[test]
+    fn one_plain_call_answers_short_and_anything_else_the_whole_report() {
+        let g = gate();
+        assert_eq!(single(&g, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}"#), "=");
+        assert_eq!(
+            single(&g, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":"5"}}}"#),
+            "~{\"n\":5}\nrepaired\n[{\"code\":\"StringToInteger\",\"path\":\"/n\",\"from\":\"5\",\"to\":5}]"
+        );
+        // the tool name comes last: whatever it holds is read whole
+        let refused = single(&g, r#"{"jsonrpc":"2.0","id":"a\nb","method":"tools/call","params":{"name":"ec\nho","arguments":{}}}"#);
+        let (head, tool) = refused.split_at(refused.rfind("\nec").expect("tool") + 1);
+        assert_eq!(tool, "ec\nho");
+        let mut parts = head.trim_end_matches('\n').splitn(2, '\n');
+        assert_eq!(parts.next(), Some("!unknown_tool"));
+        let fb: Value = serde_json::from_str(parts.next().expect("feedback")).expect("feedback JSON");
+        assert_eq!(fb["id"], "a\nb");
+        // a confirmation, and a message with no call: the whole report
+        let confirm = single(&g, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"drop","arguments":{}}}"#);
+        assert!(confirm.starts_with('{') && confirm.contains("\"outcome\":\"confirm\""), "{confirm}");
+        let none = single(&g, r#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
+        assert!(none.starts_with("{\"dialect\":\"mcp\",\"calls\":[]"), "{none}");
+    }
 }

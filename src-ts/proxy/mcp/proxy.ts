@@ -7,7 +7,8 @@
 import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 
-import type { ToolGate } from '../../gate'
+import { guardSingleCall, type ToolGate } from '../../gate'
+import type { SingleCallDecision } from '../../single-call'
 import { valueSpan } from '../json-span'
 import type { GateState } from '../../state'
 import type { CallerOption } from '../../context'
@@ -414,12 +415,44 @@ export class McpProxy {
     }
     let report: TurnReport<'mcp'>
     try {
-      report = gate.guard(text, opts)
+      // forwarding text: the gate answers a plain call without building a report
+      const single = this.#sinks.toServerText !== undefined ? guardSingleCall(gate, text, opts) : undefined
+      if (single !== undefined && single.kind !== 'report') {
+        this.#decidedSingle(msg, text, single)
+        return
+      }
+      report = single !== undefined ? (single.report as TurnReport<'mcp'>) : gate.guard(text, opts)
     } catch (err) {
       malformed(err)
       return
     }
     this.#decided(msg, text, gate, report)
+  }
+
+  /** {@link #decided} for a plain call's short answer: forwarded as decided (`text`, or its arguments replaced), or refused. */
+  #decidedSingle(msg: Msg, text: string, d: Exclude<SingleCallDecision, { kind: 'report' }>): void {
+    const toServerText = this.#sinks.toServerText!
+    if (d.kind === 'refused') {
+      this.#log(`refused ${d.tool || '(no name)'} (id ${String(msg.id)}): ${d.reason}`)
+      this.#sinks.toClient(d.feedback)
+      return
+    }
+    const params = isObject(msg.params) ? msg.params : undefined
+    if (d.kind === 'changed' && d.outcome === 'repaired') this.#log(`repaired ${String(params?.name)} (id ${String(msg.id)}): ${d.flags.map((f) => `${f.code} ${f.path}`).join(', ')}`)
+    const id = msg.id as RpcId
+    if (!this.#room(id)) return
+    this.#pending.set(id, CALL)
+    if (d.kind === 'untouched') {
+      // nothing changed: the very text the gate decided goes out
+      toServerText(text)
+      return
+    }
+    // only the arguments changed: the text the gate decided with the decided arguments in their
+    // place (no parse and re-serialization of the whole message); where there is no arguments
+    // object to replace, the message the text parsed to with them set
+    const at = isObject(params?.arguments) ? argumentsAt(text) : undefined
+    if (at !== undefined) toServerText(`${text.slice(0, at.start)}${d.argumentsJson}${text.slice(at.end)}`)
+    else this.#sinks.toServer({ ...msg, params: { ...params, arguments: JSON.parse(d.argumentsJson) } })
   }
 
   /** Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm it, or answers its refusal. */
