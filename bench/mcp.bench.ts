@@ -193,7 +193,9 @@ async function main(): Promise<void> {
     const cfg = scaled(corpus, n)
     if (n < corpus.config.tools.length) cfg.tools = [corpus.config.tools.find((t) => t.name === passCase.tool)!, ...cfg.tools.filter((t) => t.name !== passCase.tool && t.name !== 'read_file').slice(0, n - 1)]
     const t0 = now()
-    const g: Gate = new ToolGate({ ...cfg, policy: { rules: cfg.policy.rules.map((r) => ({ ...r, tools: ['*'] })) } } as never)
+    // the corpus' allow rules over every tool (its rules name tools a small gate lacks; its one
+    // deny rule over every tool would leave the caller no tool to see or be offered)
+    const g: Gate = new ToolGate({ ...cfg, policy: { rules: cfg.policy.rules.filter((r) => r.effect === 'allow').map((r) => ({ ...r, tools: ['*'] })) } } as never)
     const compileMs = Number(now() - t0) / 1e6
     const ctx = canPrepare ? (g as unknown as { caller(c: Ctx): Ctx }).caller(dev) : dev
     const s = interleaved({ pass: (k) => g.check(k.tool, k.args, ctx) }, [passCase], QUICK ? 2000 : 20000, empty)

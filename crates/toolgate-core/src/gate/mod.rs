@@ -26,7 +26,7 @@ use crate::schema::message::{invalid_message, problems_of, Problem};
 use crate::schema::CompiledSchema;
 use crate::state::memory::MemoryStore;
 use crate::state::{Level, StateStore};
-use crate::suggest::unknown_tool_message;
+use crate::suggest::{unknown_tool_message, NameIndex};
 use crate::time::Clock;
 use crate::verdict::{Reason, Verdict};
 use record::Origin;
@@ -102,6 +102,8 @@ impl Listing<'_> {
 pub struct Gate {
     tools: Vec<Tool>,
     by_name: AHashMap<String, usize>,
+    /// The tools' names indexed for "did you mean" (built once, here).
+    names: NameIndex,
     limits: Limits,
     max_payload_bytes: usize,
     policy: Option<Policy>,
@@ -206,6 +208,7 @@ impl Gate {
         Ok(Gate {
             warnings,
             timed,
+            names: NameIndex::new(&tools),
             tools,
             by_name,
             limits,
@@ -343,7 +346,7 @@ impl Gate {
     pub fn unknown(&self, tool: &str, who: &Who<'_>) -> Verdict {
         let listing = self.listing(who);
         let visible = |i: usize| listing.shows(&self.tools[i]);
-        Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, &self.tools, visible))
+        Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, &self.tools, &self.names, visible))
     }
 
     /// A caller with no context at all, deciding with the whole pipeline.
