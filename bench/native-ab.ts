@@ -1,7 +1,8 @@
 /**
  * Two builds of the native addon side by side in one process, interleaved: the raw binding calls
  * (no TypeScript layer) on the MCP corpus — `check` over every call of bench/corpus/mcp with the
- * prepared caller, and `guard` of the three-call OpenAI turn of bench/mcp.bench.ts. For a
+ * prepared caller, `guard` of the three-call OpenAI turn of bench/mcp.bench.ts, and an unknown
+ * tool ("did you mean") on the scale bench's gate of 10,000 tools. For a
  * before/after of a native change on this noisy VM, where two separate runs differ by 20%.
  *
  *   npx tsx bench/native-ab.ts BEFORE.node [AFTER.node]   # AFTER defaults to binding/'s addon
@@ -13,7 +14,7 @@
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { loadCorpus, turnCompletion } from './corpus/mcp/corpus.js'
+import { loadCorpus, scaledConfig, turnCompletion } from './corpus/mcp/corpus.js'
 import { quantile } from './timing.js'
 
 const [before, after = resolve(__dirname, '..', 'binding', 'toolgate.linux-x64-gnu.node')] = process.argv.slice(2)
@@ -31,6 +32,8 @@ const load = (file: string, name: string) => {
 const corpus = loadCorpus()
 const completion = turnCompletion()
 const config = JSON.stringify(corpus.config)
+const tenThousand = JSON.stringify(scaledConfig(corpus, 10_000))
+const unknownCase = corpus.cases.find((k) => k.id === 'unknown-typo')!
 const keep: unknown[] = []
 /** The raw exports this bench calls (binding/index.d.ts, as of both builds). */
 interface Addon {
@@ -45,7 +48,11 @@ const side = (m: Addon) => {
   keep.push(gate, callers)
   const dev = `{"caller":${callers.developer.handle}}`
   const cases = corpus.cases.map((k) => [k.tool, k.args, callers[k.caller].handle] as const)
+  const big = new m.BindingGate(tenThousand, null, false)
+  const bigCaller = new m.BindingCaller(JSON.stringify(corpus.callers.developer))
+  keep.push(big, bigCaller)
   return {
+    unknown: () => m.check(big.handle, unknownCase.tool, unknownCase.args, bigCaller.handle),
     guard: () => m.guard(gate.handle, 'openai', completion, dev),
     check: () => {
       for (const [tool, args, c] of cases) m.check(gate.handle, tool, args, c)
@@ -65,11 +72,12 @@ for (let r = 0; r < rounds; r++) {
   for (const [name, s] of Object.entries(sides)) {
     time(`${name}: guard, ns per turn`, 300, 1, s.guard)
     time(`${name}: check, ns per call`, 30, corpus.cases.length, s.check)
+    time(`${name}: unknown tool at 10,000 tools, ns`, 10, 1, s.unknown)
   }
 }
 console.log(`${rounds} interleaved rounds; medians of the per-round means`)
-for (const what of ['guard, ns per turn', 'check, ns per call']) {
+for (const what of ['guard, ns per turn', 'check, ns per call', 'unknown tool at 10,000 tools, ns']) {
   const b = median(samples[`before: ${what}`])
   const a = median(samples[`after: ${what}`])
-  console.log(`${what.padEnd(20)} before ${b.toFixed(0).padStart(7)}  after ${a.toFixed(0).padStart(7)}  after/before ${(a / b).toFixed(3)}`)
+  console.log(`${what.padEnd(34)} before ${b.toFixed(0).padStart(7)}  after ${a.toFixed(0).padStart(7)}  after/before ${(a / b).toFixed(3)}`)
 }

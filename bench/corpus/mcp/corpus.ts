@@ -108,6 +108,22 @@ export function roleTools(config: Corpus['config']): Map<string, Set<string>> {
   return out
 }
 
+/**
+ * A config of `n` tools for the scale figures: the corpus schemas cycled under new names
+ * (`read_file_3` …), and its allow rules given every tool (its rules name tools a small gate
+ * lacks; its one deny rule so widened would leave a caller no tool to see or be offered).
+ */
+export function scaledConfig(corpus: Corpus, n: number): Corpus['config'] {
+  const base = corpus.config.tools
+  const tools = []
+  for (let i = 0; i < n; i++) {
+    const t = base[i % base.length]
+    tools.push({ ...t, name: i < base.length ? t.name : `${t.name}_${Math.floor(i / base.length)}` })
+  }
+  const rules = corpus.config.policy.rules.filter((r) => r.effect === 'allow').map((r) => ({ ...r, tools: ['*'] }))
+  return { ...corpus.config, tools, policy: { rules } }
+}
+
 /** The three calls of the benches' OpenAI turn: a pass, a repair and a call the developer may not make. */
 export const TURN_CALLS: readonly { tool: string; args: string }[] = [
   { tool: 'get_file_contents', args: '{"owner":"octo-org","repo":"billing","path":"src/invoice/total.ts"}' },

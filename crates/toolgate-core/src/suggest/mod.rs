@@ -317,7 +317,7 @@ mod tests {
                     _ => base.to_uppercase(),
                 };
                 let hidden = r.next(4);
-                let mut vis = |i: usize| hidden == 0 || i % hidden != 0;
+                let mut vis = |i: usize| hidden == 0 || !i.is_multiple_of(hidden);
                 let scanned = closest(&query, &tools, None, &mut vis);
                 let indexed = closest(&query, &tools, Some(&index), &mut vis);
                 assert_eq!(indexed, scanned, "round {round}: {query:?} among {names:?}");
