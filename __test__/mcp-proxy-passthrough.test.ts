@@ -64,6 +64,21 @@ describe('the MCP router passes on what the gate does not change', () => {
     expect(answers[1].result?.content[0].text).toContain('Unknown tool')
   })
 
+  it('over a transport without text (Streamable HTTP), what goes out is the message the decided text parses to, never the object handed in read again', () => {
+    const sent: string[] = []
+    const proxy = new McpProxy({ config }, { toClient: () => {}, toServer: (m) => sent.push(JSON.stringify(m)) })
+    // an object whose arguments answer differently on every read: the gate decides its first answer
+    let reads = 0
+    const params = { name: 'echo' } as Record<string, unknown>
+    Object.defineProperty(params, 'arguments', { enumerable: true, get: () => (reads++ === 0 ? { n: 5 } : { n: 'rm -rf /' }) })
+    proxy.fromClient({ jsonrpc: '2.0', id: 1, method: 'tools/call', params })
+    const repaired = { name: 'echo' } as Record<string, unknown>
+    let reads2 = 0
+    Object.defineProperty(repaired, 'arguments', { enumerable: true, get: () => (reads2++ === 0 ? { n: '6' } : { n: 'rm -rf /' }) })
+    proxy.fromClient({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: repaired })
+    expect(sent).toEqual(['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5}}}', '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6}}}'])
+  })
+
   it('argumentsAt finds params.arguments however the message is spaced and ordered', () => {
     let seed = 9
     const next = () => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32

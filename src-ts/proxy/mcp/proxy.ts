@@ -415,8 +415,8 @@ export class McpProxy {
     }
     let report: TurnReport<'mcp'>
     try {
-      // forwarding text: the gate answers a plain call without building a report
-      const single = this.#sinks.toServerText !== undefined ? guardSingleCall(gate, text, opts) : undefined
+      // a plain call is answered without building a report
+      const single = guardSingleCall(gate, text, opts)
       if (single !== undefined && single.kind !== 'report') {
         this.#decidedSingle(msg, text, single)
         return
@@ -429,9 +429,13 @@ export class McpProxy {
     this.#decided(msg, text, gate, report)
   }
 
-  /** {@link #decided} for a plain call's short answer: forwarded as decided (`text`, or its arguments replaced), or refused. */
+  /**
+   * {@link #decided} for a plain call's short answer: forwarded as decided — as `text`, or `text`
+   * with its arguments replaced, where the transport writes text; else the message `text` parsed
+   * to, with the decided arguments set — or refused.
+   */
   #decidedSingle(msg: Msg, text: string, d: Exclude<SingleCallDecision, { kind: 'report' }>): void {
-    const toServerText = this.#sinks.toServerText!
+    const toServerText = this.#sinks.toServerText
     if (d.kind === 'refused') {
       this.#log(`refused ${d.tool || '(no name)'} (id ${String(msg.id)}): ${d.reason}`)
       this.#sinks.toClient(d.feedback)
@@ -442,17 +446,23 @@ export class McpProxy {
     const id = msg.id as RpcId
     if (!this.#room(id)) return
     this.#pending.set(id, CALL)
+    // what goes out is read from the text the gate decided, never again from `msg` (a message
+    // handed in as an object could answer differently when read a second time)
     if (d.kind === 'untouched') {
-      // nothing changed: the very text the gate decided goes out
-      toServerText(text)
+      if (toServerText !== undefined) toServerText(text)
+      else this.#sinks.toServer(JSON.parse(text) as Msg)
       return
     }
     // only the arguments changed: the text the gate decided with the decided arguments in their
     // place (no parse and re-serialization of the whole message); where there is no arguments
-    // object to replace, the message the text parsed to with them set
-    const at = isObject(params?.arguments) ? argumentsAt(text) : undefined
-    if (at !== undefined) toServerText(`${text.slice(0, at.start)}${d.argumentsJson}${text.slice(at.end)}`)
-    else this.#sinks.toServer({ ...msg, params: { ...params, arguments: JSON.parse(d.argumentsJson) } })
+    // object to replace, or no text to write, the message the text parses to with them set
+    const at = toServerText !== undefined && isObject(params?.arguments) ? argumentsAt(text) : undefined
+    if (at !== undefined) {
+      toServerText!(`${text.slice(0, at.start)}${d.argumentsJson}${text.slice(at.end)}`)
+      return
+    }
+    const decided = JSON.parse(text) as Msg
+    this.#sinks.toServer({ ...decided, params: { ...(decided.params as Msg), arguments: JSON.parse(d.argumentsJson) } })
   }
 
   /** Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm it, or answers its refusal. */
