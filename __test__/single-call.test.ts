@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadCorpus } from '../bench/corpus/mcp/corpus'
 import { guardSingleCall } from '../src-ts/gate'
+import { native } from '../src-ts/native'
 import { ToolGate } from '../src-ts/index'
 import { thrownToolGateError } from './helpers/thrown'
 
@@ -96,5 +97,27 @@ describe('guardSingleCall', () => {
     const bad = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}}'
     expect(thrownToolGateError(() => guardSingleCall(gate, bad, { dialect: 'mcp' })).code).toBe('E_PAYLOAD')
     expect(thrownToolGateError(() => gate.guard(bad, { dialect: 'mcp' })).code).toBe('E_PAYLOAD')
+  })
+
+  it('the binding reads a turn\'s {"caller":N} option strictly: a caller never prepared, or a number JSON does not allow, is refused', () => {
+    const n = native()
+    const gate = new n.BindingGate(JSON.stringify(corpus.config), null, false)
+    const caller = new n.BindingCaller(JSON.stringify(corpus.callers.developer))
+    const text = line(1, { name: 'get_file_contents', arguments: { owner: 'a', repo: 'b', path: 'c' } })
+    for (const run of [n.guard, n.guardSingle]) {
+      expect(run(gate.handle, 'mcp', text, `{"caller":${caller.handle}}`)).not.toBe('')
+      const refused = (options: string) => {
+        try {
+          run(gate.handle, 'mcp', text, options)
+        } catch (e) {
+          return (e as { code?: string }).code
+        }
+        return 'answered'
+      }
+      expect(refused('{"caller":4000000000}')).toBe('E_CONFIG')
+      for (const bad of [`{"caller":0${caller.handle}}`, `{"caller":+${caller.handle}}`, `{"caller":${caller.handle}.0}`, `{"caller":-${caller.handle}}`, `{"caller":${caller.handle}`]) {
+        expect(refused(bad), bad).not.toBe('answered')
+      }
+    }
   })
 })
