@@ -212,3 +212,39 @@ fn a_listing_shows_what_each_tool_alone_shows() {
         }
     }
 }
+
+#[test]
+fn a_caller_no_allow_rule_names_is_offered_no_tool_and_others_see_what_listing_shows() {
+    let cfg = r#"{"version":1,
+        "tools":[{"name":"read_file"},{"name":"read_files"},{"name":"write_file"},{"name":"admin_panel","surface":"operator"}],
+        "policy":{"personas":[{"name":"night","when":"context.shift == 'night'"}],"rules":[
+            {"id":"readers","effect":"allow","roles":["reader"],"tools":["read_*"]},
+            {"id":"writers","effect":"allow","roles":["writer"],"tools":["write_file"],"when":"purpose == 'edit'"},
+            {"id":"night","effect":"allow","personas":["night"],"tools":["read_file"]},
+            {"id":"nobody-writes","effect":"deny","tools":["write_file"]}]}}"#;
+    let gate = Gate::from_json(cfg).unwrap();
+    let names: Vec<String> = gate.tool_names().map(str::to_owned).collect();
+    for c in [
+        "{}",
+        r#"{"subject":"x"}"#,
+        r#"{"roles":["nobody"]}"#,
+        r#"{"roles":["reader"]}"#,
+        r#"{"roles":["writer"],"purpose":"edit"}"#,
+        r#"{"roles":["writer"]}"#,
+        r#"{"context":{"shift":"night"}}"#,
+    ] {
+        let ctx = ctx(c);
+        let who = gate.who(&ctx, Stage::Full);
+        let seen = gate.visible(&names, &who);
+        let v = gate.check_as("read_fil", "{}", &who);
+        let m = v.message.unwrap();
+        assert_eq!(v.reason, Some(Reason::UnknownTool));
+        assert_eq!(m.contains("No tools are available"), !seen.contains(&true), "{c}: {m} / {seen:?}");
+        for (n, s) in names.iter().zip(&seen) {
+            assert_eq!(m.contains(&format!("`{n}`")), *s, "{c}: {n} {m}");
+        }
+    }
+    // no allow rule names these callers: answered without asking each tool
+    let none = ctx(r#"{"roles":["nobody"]}"#);
+    assert_eq!(gate.check_as("read_fil", "{}", &gate.who(&none, Stage::Full)).message.unwrap(), "Unknown tool `read_fil`. No tools are available.");
+}

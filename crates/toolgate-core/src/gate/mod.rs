@@ -89,6 +89,12 @@ impl Listing<'_> {
         p.could_allow_for(&t.candidates, &t.listing_scope(self.ctx, self.now_ms), rules, t.decl.resource.is_some())
     }
 
+    /// Whether no tool can be shown: the policy has no allow rule for this caller (see
+    /// [`Policy::allows_none`](crate::policy::Policy::allows_none)). Answered once, not per tool.
+    pub(crate) fn shows_none(&self) -> bool {
+        matches!((&self.gate.policy, &self.caller_rules), (Some(p), Some(rules)) if p.allows_none(rules))
+    }
+
     /// Whether the tool named `name` is declared and [`Listing::shows`] it.
     pub(crate) fn shows_name(&self, name: &str) -> bool {
         self.gate.tool(name).is_some_and(|t| self.shows(t))
@@ -345,6 +351,11 @@ impl Gate {
     /// caller may see.
     pub fn unknown(&self, tool: &str, who: &Who<'_>) -> Verdict {
         let listing = self.listing(who);
+        if listing.shows_none() {
+            // no allow rule names this caller: the message of a gate showing no tool, without
+            // asking each of its tools
+            return Verdict::rejected(Reason::UnknownTool, unknown_tool_message::<Tool>(tool, &[], &NameIndex::default(), |_| false));
+        }
         let visible = |i: usize| listing.shows(&self.tools[i]);
         Verdict::rejected(Reason::UnknownTool, unknown_tool_message(tool, &self.tools, &self.names, visible))
     }
@@ -587,5 +598,35 @@ fn parse_fix(e: &ParseError) -> &'static str {
         ParseError::UnsafeInteger { .. } => "Send such an identifier as a string if the tool accepts one.",
         ParseError::CaseTwinKeys { .. } => "Send each key once, in the exact spelling of the tool's schema.",
         ParseError::Syntax { .. } => "Send the arguments as one complete JSON object.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_shows_none_exactly_when_no_allow_rule_names_the_caller() {
+        let gate = Gate::from_json(
+            r#"{"version":1,"tools":[{"name":"read_file"},{"name":"write_file"}],"policy":{"personas":[{"name":"night","when":"context.shift == 'night'"}],"rules":[
+                {"id":"readers","effect":"allow","roles":["reader"],"tools":["read_*"]},
+                {"id":"writers","effect":"allow","roles":["writer"],"tools":["write_file"],"when":"purpose == 'edit'"},
+                {"id":"night","effect":"allow","personas":["night"],"tools":["read_file"]},
+                {"id":"nobody-writes","effect":"deny","tools":["write_file"]}]}}"#,
+        )
+        .expect("config");
+        for (c, none) in [
+            ("{}", true),
+            (r#"{"roles":["nobody"],"subject":"x"}"#, true),
+            (r#"{"roles":["reader"]}"#, false),
+            (r#"{"roles":["writer"]}"#, false),
+            (r#"{"context":{"shift":"night"}}"#, false),
+        ] {
+            let ctx = CallContext::from_json(c).expect("context");
+            let who = gate.who(&ctx, Stage::Full);
+            assert_eq!(gate.listing(&who).shows_none(), none, "{c}");
+        }
+        let open = Gate::from_json(r#"{"version":1,"tools":[{"name":"a"}]}"#).expect("config");
+        assert!(!open.listing(&open.anonymous()).shows_none(), "no policy: every tool is shown");
     }
 }

@@ -279,6 +279,12 @@ impl Policy {
         self.rules.iter().map(|r| r.matches_caller(scope, persona)).collect()
     }
 
+    /// Whether no allow rule matches this caller ([`Policy::caller_rules`] for the caller): then
+    /// [`Policy::could_allow_for`] is `false` for every tool, and a listing need not ask each.
+    pub fn allows_none(&self, caller_rules: &[bool]) -> bool {
+        !self.rules.iter().zip(caller_rules).any(|(r, &matches)| matches && matches!(r.effect, Effect::Allow))
+    }
+
     /// [`Policy::could_allow`] with the caller's rules found once ([`Policy::caller_rules`] for
     /// the same caller): the same answer.
     pub fn could_allow_for(&self, candidates: &[u32], scope: &Scope<'_>, caller_rules: &[bool], has_resource: bool) -> bool {
