@@ -77,12 +77,14 @@ pub(crate) struct Listing<'w> {
     now_ms: u64,
     /// Per policy rule: whether it matches this caller (`None`: no policy).
     caller_rules: Option<Vec<bool>>,
+    /// No allow rule matches this caller: no tool is shown (see [`Listing::shows_none`]).
+    none: bool,
 }
 
 impl Listing<'_> {
     /// Whether this caller could call `t` with some arguments (see [`Gate::visible_name`]).
     pub(crate) fn shows(&self, t: &Tool) -> bool {
-        if t.decl.operator && !self.ctx.is_operator() {
+        if self.none || (t.decl.operator && !self.ctx.is_operator()) {
             return false;
         }
         let (Some(p), Some(rules)) = (&self.gate.policy, &self.caller_rules) else { return true };
@@ -90,9 +92,10 @@ impl Listing<'_> {
     }
 
     /// Whether no tool can be shown: the policy has no allow rule for this caller (see
-    /// [`Policy::allows_none`](crate::policy::Policy::allows_none)). Answered once, not per tool.
+    /// [`Policy::allows_none`](crate::policy::Policy::allows_none)), found once per listing —
+    /// [`Listing::shows`] then answers `false` at once (so do `filterTools` and `visible`).
     pub(crate) fn shows_none(&self) -> bool {
-        matches!((&self.gate.policy, &self.caller_rules), (Some(p), Some(rules)) if p.allows_none(rules))
+        self.none
     }
 
     /// Whether the tool named `name` is declared and [`Listing::shows`] it.
@@ -456,7 +459,8 @@ impl Gate {
     /// (which rules name its roles, personas, subject) is worked out once, not once per tool.
     pub(crate) fn listing<'w>(&'w self, who: &'w Who<'_>) -> Listing<'w> {
         let caller_rules = self.policy.as_ref().map(|p| p.caller_rules(&crate::policy::caller_scope(who.ctx, who.now_ms), who.persona));
-        Listing { gate: self, ctx: who.ctx, now_ms: who.now_ms, caller_rules }
+        let none = matches!((&self.policy, &caller_rules), (Some(p), Some(rules)) if p.allows_none(rules));
+        Listing { gate: self, ctx: who.ctx, now_ms: who.now_ms, caller_rules, none }
     }
 
     /// The limits every parse of this gate's input runs under.
