@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { loadCorpus } from '../bench/corpus/mcp/corpus'
 import { guardSingleCall } from '../src-ts/gate'
 import { native } from '../src-ts/native'
+import { readSingleCallWire } from '../src-ts/single-call'
 import { ToolGate } from '../src-ts/index'
 import { thrownToolGateError } from './helpers/thrown'
 
@@ -119,5 +120,11 @@ describe('guardSingleCall', () => {
         expect(refused(bad), bad).not.toBe('answered')
       }
     }
+  })
+
+  it('reads arguments holding newlines (JSON whitespace) whole: the outcome and flags are read from the end', () => {
+    const flags = [{ code: 'StringToInteger', path: '/n', from: '5', to: 5 }]
+    expect(readSingleCallWire(`~{\n  "n": 5\n}\nrepaired\n${JSON.stringify(flags)}`, '')).toEqual({ kind: 'changed', argumentsJson: '{\n  "n": 5\n}', outcome: 'repaired', flags })
+    expect(readSingleCallWire('!no_rule\n{"id":1}\nname\nwith\nlines', '')).toEqual({ kind: 'refused', reason: 'no_rule', feedback: { id: 1 }, tool: 'name\nwith\nlines' })
   })
 })

@@ -28,9 +28,10 @@ export function readSingleCallWire(wire: string, text: string): SingleCallDecisi
     case 61 /* '=' */:
       return UNTOUCHED
     case 126 /* '~' */: {
-      // `~ARGS\nOUTCOME\nFLAGS`: ARGS is JSON text, which never holds a raw newline
-      const a = wire.indexOf('\n')
-      const b = wire.indexOf('\n', a + 1)
+      // `~ARGS\nOUTCOME\nFLAGS`, read from the end: FLAGS (serialized JSON) and OUTCOME hold no
+      // newline, so ARGS is everything before them whatever it holds
+      const b = wire.lastIndexOf('\n')
+      const a = wire.lastIndexOf('\n', b - 1)
       const flags = wire.slice(b + 1)
       return { kind: 'changed', argumentsJson: wire.slice(1, a), outcome: wire.slice(a + 1, b) as Outcome, flags: flags === '[]' ? [] : (JSON.parse(flags) as Flag[]) }
     }

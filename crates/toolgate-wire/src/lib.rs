@@ -135,7 +135,8 @@ fn wire(r: &TurnReport, patches: bool) -> String {
 ///
 /// - `=`: allowed, the arguments untouched (the text as given is what runs);
 /// - `~` `ARGS` `\n` `OUTCOME` `\n` `FLAGS`: allowed with these arguments written back (repaired,
-///   or normalised), `FLAGS` the flags' JSON array;
+///   or normalised), `FLAGS` the flags' JSON array (neither it nor `OUTCOME` holds a newline, so a
+///   reader takes them from the end and `ARGS` is the rest, whatever it holds);
 /// - `!` `REASON` `\n` `FEEDBACK` `\n` `TOOL`: refused, `FEEDBACK` the one feedback message as
 ///   JSON (never holding a raw newline), `TOOL` the rest of the text;
 ///
