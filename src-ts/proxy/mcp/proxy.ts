@@ -429,13 +429,8 @@ export class McpProxy {
     this.#decided(msg, text, gate, report)
   }
 
-  /**
-   * {@link #decided} for a plain call's short answer: forwarded as decided — as `text`, or `text`
-   * with its arguments replaced, where the transport writes text; else the message `text` parsed
-   * to, with the decided arguments set — or refused.
-   */
+  /** {@link #decided} for a plain call's short answer: forwarded as decided (see {@link #forward}), or refused. */
   #decidedSingle(msg: Msg, text: string, d: Exclude<SingleCallDecision, { kind: 'report' }>): void {
-    const toServerText = this.#sinks.toServerText
     if (d.kind === 'refused') {
       this.#log(`refused ${d.tool || '(no name)'} (id ${String(msg.id)}): ${d.reason}`)
       this.#sinks.toClient(d.feedback)
@@ -446,23 +441,38 @@ export class McpProxy {
     const id = msg.id as RpcId
     if (!this.#room(id)) return
     this.#pending.set(id, CALL)
-    // what goes out is read from the text the gate decided, never again from `msg` (a message
+    // the message is read from the text the gate decided, never again from `msg` (a message
     // handed in as an object could answer differently when read a second time)
     if (d.kind === 'untouched') {
-      if (toServerText !== undefined) toServerText(text)
-      else this.#sinks.toServer(JSON.parse(text) as Msg)
+      this.#forward(msg, text, undefined, () => JSON.parse(text))
       return
     }
-    // only the arguments changed: the text the gate decided with the decided arguments in their
-    // place (no parse and re-serialization of the whole message); where there is no arguments
-    // object to replace, or no text to write, the message the text parses to with them set
-    const at = toServerText !== undefined && isObject(params?.arguments) ? argumentsAt(text) : undefined
-    if (at !== undefined) {
-      toServerText!(`${text.slice(0, at.start)}${d.argumentsJson}${text.slice(at.end)}`)
-      return
+    this.#forward(msg, text, d.argumentsJson, () => {
+      const decided = JSON.parse(text) as Msg
+      return { ...decided, params: { ...(decided.params as Msg), arguments: JSON.parse(d.argumentsJson) } }
+    })
+  }
+
+  /**
+   * Sends an allowed call on as the gate decided it, where the transport writes text: the very
+   * text it decided (`changed` undefined), or that text with `changed` in place of its arguments
+   * object (no parse and re-serialization of the whole message). Otherwise — no text sink, or no
+   * arguments object to replace — the message `decided()` answers.
+   */
+  #forward(msg: Msg, text: string, changed: string | undefined, decided: () => unknown): void {
+    const toServerText = this.#sinks.toServerText
+    if (toServerText !== undefined) {
+      if (changed === undefined) {
+        toServerText(text)
+        return
+      }
+      const at = isObject(msg.params) && isObject(msg.params.arguments) ? argumentsAt(text) : undefined
+      if (at !== undefined) {
+        toServerText(`${text.slice(0, at.start)}${changed}${text.slice(at.end)}`)
+        return
+      }
     }
-    const decided = JSON.parse(text) as Msg
-    this.#sinks.toServer({ ...decided, params: { ...(decided.params as Msg), arguments: JSON.parse(d.argumentsJson) } })
+    this.#sinks.toServer(decided())
   }
 
   /** Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm it, or answers its refusal. */
@@ -484,21 +494,9 @@ export class McpProxy {
     const id = msg.id as RpcId
     if (!this.#room(id)) return
     this.#pending.set(id, CALL)
-    if (call?.receipt === undefined && report.calls.length === 1 && this.#sinks.toServerText !== undefined) {
-      if (call?.outcome === 'passed') {
-        // nothing changed: the very text the gate decided goes out
-        this.#sinks.toServerText(text)
-        return
-      }
-      if (call?.outcome === 'repaired' && call.argumentsJson !== undefined && isObject(msg.params) && isObject(msg.params.arguments)) {
-        // only the arguments changed: the text the gate decided with the repaired arguments in
-        // their place (no parse and re-serialization of the whole message)
-        const at = argumentsAt(text)
-        if (at !== undefined) {
-          this.#sinks.toServerText(`${text.slice(0, at.start)}${call.argumentsJson}${text.slice(at.end)}`)
-          return
-        }
-      }
+    if (call !== undefined && call.receipt === undefined && report.calls.length === 1) {
+      this.#forward(msg, text, call.outcome === 'passed' ? undefined : call.argumentsJson, () => report.payload)
+      return
     }
     const forward = report.payload
     // the receipt travels with the call, so a server checking receipts (requireReceipt) runs it
