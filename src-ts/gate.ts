@@ -36,6 +36,12 @@ let fromFileDir: string | undefined
 
 /** Answers the engines for one request (sync or async flavour of the same rules). */
 type Ask = (request: EngineRequest) => EngineAnswer | Promise<EngineAnswer>
+/**
+ * A turn's answers for the second step, by call index: an engine's answer, or `unasked` for a
+ * call the first step did not put to the engines (the core refuses it if it reaches their stage
+ * after all; see `EngineAnswer::Unasked` in crates/toolgate-core/src/gate/who.rs).
+ */
+type StageAnswer = EngineAnswer | 'unasked'
 
 /**
  * The gate between an agent and its tools. Construct once (every schema is compiled here),
@@ -385,7 +391,7 @@ export class ToolGate {
     const prepared = callerOption(opts)
     const c = prepared === undefined ? contextText(opts) : ''
     const n = this.#native
-    const run = (engines: string | EngineAnswer[] | undefined): string | Promise<string> => {
+    const run = (engines: string | StageAnswer[] | undefined): string | Promise<string> => {
       const opt = turnOptionsText(n, opts, prepared, c, engines, offLoop)
       if (offLoop) {
         return n.guardAsync(this.#handle, dialect, text, opt).then(
@@ -413,9 +419,9 @@ export class ToolGate {
       const questions = engineQuestions(first)
       if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
       const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
-      const answers = questions.map((q) => (q === undefined ? 'delegate' : ask(engineRequest(q.tool, q.arguments, q, context))))
-      const finish = (a: EngineAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
-      return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as EngineAnswer[])
+      const answers = questions.map((q): StageAnswer | Promise<EngineAnswer> => (q === undefined ? 'unasked' : ask(engineRequest(q.tool, q.arguments, q, context))))
+      const finish = (a: StageAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
+      return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as StageAnswer[])
     })
   }
 
@@ -526,7 +532,7 @@ export function guardSingleCall(gate: ToolGate, text: string, opts: GuardOptions
  * before goes as the caller the binding prepared from its text (sync only: the cache may let go
  * of that caller while a call waits on the thread pool).
  */
-function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepared: Caller | undefined, c: string, engines: string | EngineAnswer[] | undefined, offLoop: boolean): string {
+function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepared: Caller | undefined, c: string, engines: string | StageAnswer[] | undefined, offLoop: boolean): string {
   if (opts.protocolVersion === undefined && engines === undefined) {
     const known = prepared === undefined && c !== '' && !offLoop ? knownCallerHandle(n.BindingCaller, c) : undefined
     return prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : known !== undefined ? `{"caller":${known}}` : c === '' ? '' : `{"context":${c}}`

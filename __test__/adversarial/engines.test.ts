@@ -111,3 +111,68 @@ describe('engineTimeoutMs holds in the async methods for an engine that blocks t
     expect(told).toEqual(['engine did not answer within engineTimeoutMs 20'])
   })
 })
+
+describe('a turn is finished with the engines’ answers to exactly the calls they were asked about', () => {
+  // `guard` on a gate with engines decides in two steps: the built-ins say which calls the
+  // engines must judge, the engines answer, then the turn is decided with those answers. A call
+  // the first step refused was not put to the engines; if the rules change between the steps (a
+  // `now` condition running out while the engines think), that call must not reach the engines'
+  // stage with an answer nobody gave.
+  const turn = (names: string[]) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: names.map((name, i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: '{"id":1}' } })),
+  })
+  const gateUntil = (until: number, engine: PolicyEngine) =>
+    new ToolGate(
+      {
+        tools: [
+          { name: 'get_account', inputSchema: { type: 'object', properties: { id: { type: 'integer' } } } },
+          { name: 'close_account', inputSchema: { type: 'object', properties: { id: { type: 'integer' } } } },
+        ],
+        policy: {
+          rules: [
+            { effect: 'allow', tools: ['get_account', 'close_account'] },
+            { effect: 'deny', tools: ['close_account'], when: `now < '${new Date(until).toISOString()}'` },
+          ],
+        },
+      },
+      { engines: [engine], engineTimeoutMs: 5_000 },
+    )
+
+  it('guardAsync: a call refused by a rule that runs out while the engines answer is not allowed unasked', async () => {
+    const asked: string[] = []
+    // the engine allows reads, refuses everything else, and takes its time
+    const engine: PolicyEngine = (r) => {
+      asked.push(r.tool)
+      return new Promise((resolve) => setTimeout(() => resolve(r.tool === 'get_account' ? 'allow' : 'deny'), 250))
+    }
+    const gate = gateUntil(Date.now() + 120, engine)
+    const r = await gate.guardAsync(turn(['get_account', 'close_account']), { dialect: 'openai', subject: 'ana' })
+    expect(asked).toEqual(['get_account'])
+    expect(r.calls[0].allowed).toBe(true)
+    // the engine was never asked about close_account: it must not run
+    expect([r.calls[1].allowed, r.calls[1].reason]).toEqual([false, 'engine'])
+    expect(r.calls[1].message).toMatch(/did not judge `close_account`.*Send the call again/)
+    expect(r.allowed.map((c) => c.tool)).toEqual(['get_account'])
+  })
+
+  it('guard (sync engine): the same when the rule runs out during a slow synchronous engine', () => {
+    const asked: string[] = []
+    const engine: PolicyEngine = (r) => {
+      asked.push(r.tool)
+      const end = performance.now() + 250
+      while (performance.now() < end) {
+        // a slow engine
+      }
+      return r.tool === 'get_account' ? 'allow' : 'deny'
+    }
+    const gate = gateUntil(Date.now() + 120, engine)
+    const r = gate.guard(turn(['get_account', 'close_account']), { dialect: 'openai', subject: 'ana' })
+    expect(asked).toEqual(['get_account'])
+    expect(r.calls.map((c) => [c.allowed, c.reason])).toEqual([
+      [true, undefined],
+      [false, 'engine'],
+    ])
+  })
+})

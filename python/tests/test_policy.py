@@ -102,6 +102,43 @@ def test_async_engines_need_the_async_methods(policy_config):
     assert e.value.code == "E_ASYNC"
 
 
+def _rule_runs_out_gate(until_s: float, engine):
+    # a deny rule that runs out while the engines answer the turn's other call
+    until = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(until_s)) + f".{int(until_s * 1000) % 1000:03d}Z"
+    config = {
+        "tools": [{"name": n, "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}}} for n in ("get_account", "close_account")],
+        "policy": {"rules": [{"effect": "allow", "tools": ["get_account", "close_account"]}, {"effect": "deny", "tools": ["close_account"], "when": f"now < '{until}'"}]},
+    }
+    return ToolGate(config, engines=[engine], engine_timeout_ms=5000)
+
+
+RUNS_OUT_TURN = {"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": n, "input": {"id": 1}} for i, n in enumerate(("get_account", "close_account"))]}
+
+
+def test_a_call_the_engines_were_not_asked_about_is_not_allowed_after_the_rules_change():
+    asked = []
+
+    def slow(req):
+        asked.append(req["tool"])
+        time.sleep(0.25)
+        return "allow" if req["tool"] == "get_account" else "deny"
+
+    r = _rule_runs_out_gate(time.time() + 0.12, slow).guard(RUNS_OUT_TURN, "anthropic", subject="ana")
+    assert asked == ["get_account"]
+    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "engine")]
+    assert "did not judge `close_account`" in r.calls[1].message
+
+    async def slow_async(req):
+        asked.append(req["tool"])
+        await asyncio.sleep(0.25)
+        return "allow" if req["tool"] == "get_account" else "deny"
+
+    asked.clear()
+    r = asyncio.run(_rule_runs_out_gate(time.time() + 0.12, slow_async).aguard(RUNS_OUT_TURN, "anthropic", subject="ana"))
+    assert asked == ["get_account"]
+    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "engine")]
+
+
 def test_async_engine_timeout_denies(policy_config):
     async def hang(req):
         await asyncio.sleep(5)

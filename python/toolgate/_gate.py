@@ -307,7 +307,7 @@ class ToolGate:
         text, first, questions = self._guard_stage_one(payload, dialect, ctx, protocol_version)
         if first is not None:
             return first
-        answers = [("delegate" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
+        answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
         return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
@@ -318,7 +318,7 @@ class ToolGate:
         text, first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, ctx, protocol_version)
         if first is not None:
             return first
-        answers = [("delegate" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
+        answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
         return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text))
 
     def _guard_stage_one(self, payload: Any, dialect: str, ctx: Mapping[str, Any], pv: Optional[str]) -> "tuple[str, Optional[TurnReport], list]":

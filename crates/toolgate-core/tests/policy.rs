@@ -74,6 +74,9 @@ fn the_engine_stage_asks_then_finishes_without_recording_twice() {
         (EngineAnswer::Delegate, "admin_panel", Some(Reason::NoRule)),
         (EngineAnswer::Deny, "search", Some(Reason::Engine)),
         (EngineAnswer::Delegate, "search", None),
+        // a call stage one did not put to the engines never finishes as allowed
+        (EngineAnswer::Unasked, "search", Some(Reason::Engine)),
+        (EngineAnswer::Unasked, "admin_panel", Some(Reason::Engine)),
     ] {
         let v = gate.check_as(tool, r#"{"q":"x"}"#, &gate.who(&bob, Stage::Answers(&[answer])));
         assert_eq!(v.reason, want, "{tool} {answer:?}");
@@ -85,6 +88,31 @@ fn the_engine_stage_asks_then_finishes_without_recording_twice() {
     // a missing answer denies
     let v = gate.check_as("search", r#"{"q":"y"}"#, &gate.who(&bob, Stage::Answers(&[])));
     assert_eq!(v.reason, Some(Reason::Engine));
+}
+
+#[test]
+fn a_call_the_rules_refused_when_asked_is_not_finished_unasked_after_they_change() {
+    // the deny rule runs out between the two steps (the engines took their time)
+    let config = r#"{ "version": 1,
+        "tools": [ { "name": "close_account", "inputSchema": { "type": "object" } } ],
+        "policy": { "rules": [
+            { "effect": "allow", "tools": ["close_account"] },
+            { "effect": "deny", "tools": ["close_account"], "when": "now < '2027-01-15T08:00:00Z'" } ] } }"#;
+    let now = Arc::new(AtomicU64::new(1_800_000_000_000 - 1)); // 2027-01-15T08:00:00Z - 1 ms
+    let n = Arc::clone(&now);
+    let gate = Gate::from_json(config).unwrap().with_clock(Clock::from_fn(move || n.load(Ordering::SeqCst)));
+    let ana = ctx(r#"{"subject":"ana"}"#);
+    let asked = gate.check_as("close_account", "{}", &gate.who(&ana, Stage::Ask));
+    assert_eq!((asked.reason, asked.engine_question), (Some(Reason::DenyRule), None), "refused before the engines: not asked");
+    now.fetch_add(2, Ordering::SeqCst);
+    let v = gate.check_as("close_account", "{}", &gate.who(&ana, Stage::Answers(&[EngineAnswer::Unasked])));
+    assert_eq!((v.outcome, v.reason), (Outcome::Denied, Some(Reason::Engine)));
+    assert!(v.message.as_deref().unwrap().contains("did not judge `close_account`"), "{:?}", v.message);
+    // the words of the wire, both ways
+    for a in [EngineAnswer::Allow, EngineAnswer::Deny, EngineAnswer::Delegate, EngineAnswer::Unasked] {
+        assert_eq!(a.as_str().parse::<EngineAnswer>().unwrap(), a);
+    }
+    assert!("Allow".parse::<EngineAnswer>().unwrap_err().to_string().contains(r#""Allow""#));
 }
 
 #[test]

@@ -98,15 +98,10 @@ fn context(json: &str) -> std::result::Result<CallContext, Error<String>> {
     CallContext::from_json(json).map_err(to_js_error)
 }
 
-/// The engines' answer for `check`/`confirm`: `""` asks (stage one), else `allow`, `deny` or
-/// `delegate` (stage two); `None` runs the whole pipeline (a gate without engines).
+/// The engines' answer for `check`/`confirm`: `""` asks (stage one), else an
+/// [`EngineAnswer`] word (stage two); `None` runs the whole pipeline (a gate without engines).
 fn engine_answer(text: &str) -> std::result::Result<EngineAnswer, Error<String>> {
-    match text {
-        "allow" => Ok(EngineAnswer::Allow),
-        "deny" => Ok(EngineAnswer::Deny),
-        "delegate" => Ok(EngineAnswer::Delegate),
-        other => Err(Error::new("E_CONFIG".to_string(), format!("engine answer {other:?}: expected allow, deny or delegate"))),
-    }
+    text.parse().map_err(to_js_error)
 }
 
 /// Runs `f` with the stage `engine` names: `None` whole pipeline, `Some("")` ask, else answers.
@@ -506,7 +501,8 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, GateError>)
 }
 
 /// Options of a turn, from the JSON text the TS layer sends (`""` when there are none):
-/// `protocolVersion`, `context` (the caller), `engines` (`"ask"` or the answers by call index).
+/// `protocolVersion`, `context` (the caller), `engines` (`"ask"` or the answers by call index,
+/// `"unasked"` for a call stage one did not put to the engines).
 struct TurnArgs {
     opts: TurnOptions,
     ctx: Arc<CallContext>,
@@ -541,10 +537,8 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
         Some(serde_json::Value::String(s)) if s == "ask" => out.ask = true,
         Some(serde_json::Value::Array(a)) => {
             let answers = a.iter().map(|x| match x.as_str() {
-                Some("allow") => Ok(EngineAnswer::Allow),
-                Some("deny") => Ok(EngineAnswer::Deny),
-                Some("delegate") => Ok(EngineAnswer::Delegate),
-                _ => Err(GateError::Config(format!("engine answer {x}: expected allow, deny or delegate"))),
+                Some(word) => word.parse::<EngineAnswer>(),
+                None => Err(GateError::Config(format!("engine answer {x}: expected allow, deny, delegate or unasked"))),
             });
             out.engines = Some(answers.collect::<Result<_, _>>()?);
         }

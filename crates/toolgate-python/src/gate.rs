@@ -35,13 +35,9 @@ fn context(py: Python<'_>, ctx: Option<&str>) -> PyResult<CallContext> {
     CallContext::from_json(ctx.unwrap_or("")).map_err(|e| from_core(py, &e))
 }
 
+/// An [`EngineAnswer`] word (`allow`, `deny`, `delegate`, `unasked`); `E_CONFIG` otherwise.
 fn engine_answer(text: &str) -> Result<EngineAnswer, GateError> {
-    match text {
-        "allow" => Ok(EngineAnswer::Allow),
-        "deny" => Ok(EngineAnswer::Deny),
-        "delegate" => Ok(EngineAnswer::Delegate),
-        other => Err(GateError::Config(format!("engine answer {other:?}: expected allow, deny or delegate"))),
-    }
+    text.parse()
 }
 
 /// The engine answers of a two-step decision: `None` the whole pipeline, `Some("")` stage one

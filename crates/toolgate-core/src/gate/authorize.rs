@@ -87,12 +87,20 @@ impl Gate {
             }
             (Stage::Full, None) => return self.no_rule(t, rules, resource),
             (Stage::Answers(answers), c) => match (answers.get(who.index).copied().unwrap_or(EngineAnswer::Deny), c) {
-                (EngineAnswer::Deny, c) if shadow => {
+                (EngineAnswer::Deny | EngineAnswer::Unasked, c) if shadow => {
                     would_be.get_or_insert(Reason::Engine);
                     c.flatten()
                 }
                 (EngineAnswer::Deny, _) => {
                     let m = format!("Not permitted: the policy engine refused `{}`{} for this caller. Do not retry; ask the user.", t.name, on(&resource));
+                    return self.refuse(t, Reason::Engine, m, resource);
+                }
+                (EngineAnswer::Unasked, _) => {
+                    let m = format!(
+                        "Not permitted: the policy engine did not judge `{}`{} (the rules for it changed while this turn was decided). Send the call again.",
+                        t.name,
+                        on(&resource)
+                    );
                     return self.refuse(t, Reason::Engine, m, resource);
                 }
                 (EngineAnswer::Allow, c) => c.flatten(),

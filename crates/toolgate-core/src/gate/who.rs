@@ -13,6 +13,36 @@ pub enum EngineAnswer {
     Deny,
     /// Leave the rules' result.
     Delegate,
+    /// Not an engine's answer: the host did not ask the engines about this call, because the
+    /// first step ([`Stage::Ask`]) refused it before their stage. A call that reaches the engines'
+    /// stage with it in the second step (the rules changed in between, e.g. a `now` condition ran
+    /// out while the engines answered the turn's other calls) is refused (`engine`): a turn is
+    /// never finished with an answer nobody gave.
+    Unasked,
+}
+
+impl EngineAnswer {
+    /// The answer's word on the bindings' wire: `allow`, `deny`, `delegate`, `unasked`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EngineAnswer::Allow => "allow",
+            EngineAnswer::Deny => "deny",
+            EngineAnswer::Delegate => "delegate",
+            EngineAnswer::Unasked => "unasked",
+        }
+    }
+}
+
+impl std::str::FromStr for EngineAnswer {
+    type Err = crate::GateError;
+
+    /// Reads [`EngineAnswer::as_str`]'s words; anything else is `E_CONFIG` naming what was sent.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        [EngineAnswer::Allow, EngineAnswer::Deny, EngineAnswer::Delegate, EngineAnswer::Unasked]
+            .into_iter()
+            .find(|a| a.as_str() == text)
+            .ok_or_else(|| crate::GateError::Config(format!("engine answer {text:?}: expected allow, deny, delegate or unasked")))
+    }
 }
 
 /// How far the pipeline runs. Engines live in the host (TypeScript), so a gate with engines
