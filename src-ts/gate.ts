@@ -328,7 +328,10 @@ export class ToolGate {
     }
     if (ask === undefined) return chain(run(undefined), (r) => r.verdict)
     return chain(run(''), (first) => {
-      if (first.facts.engine === undefined) return first.verdict
+      if (first.facts.engine === undefined) {
+        this.#audit?.decided(1)
+        return first.verdict
+      }
       const answer = ask(engineRequest(first.tool, first.verdict.arguments ?? {}, first.facts, plainContext(ctx)))
       return chain(answer, (a) => chain(run(a), (r) => r.verdict))
     })
@@ -339,7 +342,11 @@ export class ToolGate {
     const facts: Facts = {}
     return chain(wire(''), (w) => {
       const first = this.#fromWire(tool, w, text, facts)
-      if (facts.engine === undefined) return first
+      if (facts.engine === undefined) {
+        // refused before the engines' stage: final, and recorded by the core as such
+        this.#audit?.decided(1)
+        return first
+      }
       const finish = (a: EngineAnswer): Verdict | Promise<Verdict> => {
         this.#audit?.decided(1)
         return chain(wire(a), (done) => this.#fromWire(tool, done, text))

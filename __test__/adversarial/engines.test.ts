@@ -176,3 +176,70 @@ describe('a turn is finished with the engines’ answers to exactly the calls th
     ])
   })
 })
+
+describe('a gate with engines records every final decision once, those refused before the engines too', () => {
+  // The first step of a gate with engines records nothing (the second decides again); a call it
+  // refuses is the host's answer all the same, and used to go unrecorded: a deny rule, an unknown
+  // tool, bad arguments, a bad confirmation token, a turn refused whole — exactly what an
+  // operator looks for in the trail after a prompt injection.
+  const audited = () => {
+    const lines: string[] = []
+    const gate = new ToolGate(
+      {
+        tools: [
+          { name: 'get_account', inputSchema: { type: 'object', properties: { id: { type: 'integer' } } } },
+          { name: 'close_account', inputSchema: { type: 'object', properties: { id: { type: 'integer' } } } },
+        ],
+        policy: { rules: [{ effect: 'allow', tools: ['get_account'] }, { effect: 'deny', tools: ['close_account'] }] },
+        audit: {},
+      },
+      { engines: [() => 'allow'], onAudit: (l) => void lines.push(l) },
+    )
+    const records = async () => {
+      await gate.flush()
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.type !== 'open')
+    }
+    return { gate, records }
+  }
+  const turn = (calls: [string, string][]) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map(([name, args], i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: args } })),
+  })
+
+  it('check and confirm: refusals of the first step are recorded, an engine-decided call once', async () => {
+    const { gate, records } = audited()
+    expect(gate.check('close_account', '{"id":1}', { subject: 'ana' }).reason).toBe('deny_rule')
+    expect(gate.check('drop_tables', '{}', { subject: 'ana' }).reason).toBe('unknown_tool')
+    expect(gate.check('get_account', '{"id":"x"}', { subject: 'ana' }).reason).toBe('invalid')
+    expect(gate.check('get_account', '{"id":1}', { subject: 'ana' }).outcome).toBe('passed')
+    expect((await gate.checkAsync('close_account', '{"id":2}', { subject: 'ana' })).reason).toBe('deny_rule')
+    expect(gate.confirm('not-a-token', { subject: 'ana' }).reason).toBe('token_invalid')
+    const r = await records()
+    expect(r.map((x) => [x.type, x.tool, x.outcome])).toEqual([
+      ['decision', 'close_account', 'denied'],
+      ['decision', 'drop_tables', 'rejected'],
+      ['decision', 'get_account', 'rejected'],
+      ['decision', 'get_account', 'passed'],
+      ['decision', 'close_account', 'denied'],
+      ['decision', '', 'denied'],
+    ])
+  })
+
+  it('guard: a turn refused at the first step is recorded call by call; a turn the engines finish, once per call; a turn refused whole, once', async () => {
+    const { gate, records } = audited()
+    gate.guard(turn([['close_account', '{"id":1}'], ['drop_tables', '{}']]), { dialect: 'openai', subject: 'ana' })
+    gate.guard(turn([['get_account', '{"id":1}'], ['close_account', '{"id":2}']]), { dialect: 'openai', subject: 'ana' })
+    await gate.guardAsync(turn([['close_account', '{"id":3}']]), { dialect: 'openai', subject: 'ana' })
+    expect(() => gate.guard({ role: 'assistant', tool_calls: 5 }, { dialect: 'openai', subject: 'ana' })).toThrow(/tool_calls/)
+    const r = await records()
+    expect(r.map((x) => [x.type, x.tool ?? x.code, x.outcome])).toEqual([
+      ['decision', 'close_account', 'denied'],
+      ['decision', 'drop_tables', 'rejected'],
+      ['decision', 'get_account', 'passed'],
+      ['decision', 'close_account', 'denied'],
+      ['decision', 'close_account', 'denied'],
+      ['turn_error', 'E_PAYLOAD', undefined],
+    ])
+  })
+})

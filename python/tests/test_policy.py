@@ -4,6 +4,7 @@ package (the cross-binding comparison of the same fixture is in test_parity.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -137,6 +138,35 @@ def test_a_call_the_engines_were_not_asked_about_is_not_allowed_after_the_rules_
     r = asyncio.run(_rule_runs_out_gate(time.time() + 0.12, slow_async).aguard(RUNS_OUT_TURN, "anthropic", subject="ana"))
     assert asked == ["get_account"]
     assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "engine")]
+
+
+def test_a_gate_with_engines_records_what_the_first_step_refused():
+    # refused before the engines' stage: the host's answer, so recorded (it used to go unrecorded)
+    seen = []
+    config = {
+        "tools": [{"name": n, "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}}} for n in ("get_account", "close_account")],
+        "policy": {"rules": [{"effect": "allow", "tools": ["get_account"]}, {"effect": "deny", "tools": ["close_account"]}]},
+        "audit": {},
+    }
+    gate = ToolGate(config, engines=[lambda req: "allow"], on_audit=seen.append)
+    assert gate.check("close_account", '{"id": 1}', {"subject": "ana"}).reason == "deny_rule"
+    assert gate.check("get_account", '{"id": 1}', {"subject": "ana"}).outcome == "passed"
+    assert gate.confirm("not-a-token", {"subject": "ana"}).reason == "token_invalid"
+    turn = {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "close_account", "input": {"id": 2}}, {"type": "tool_use", "id": "b", "name": "nope", "input": {}}]}
+    assert [c.reason for c in gate.guard(turn, "anthropic", subject="ana").calls] == ["deny_rule", "unknown_tool"]
+    with pytest.raises(ToolGateError):
+        gate.guard({"role": "assistant", "content": 5}, "anthropic", subject="ana")
+    gate.flush()
+    records = [json.loads(line) for line in seen]
+    got = [(r["type"], r.get("tool", r.get("code")), r.get("outcome")) for r in records if r["type"] != "open"]
+    assert got == [
+        ("decision", "close_account", "denied"),
+        ("decision", "get_account", "passed"),
+        ("decision", "", "denied"),
+        ("decision", "close_account", "denied"),
+        ("decision", "nope", "rejected"),
+        ("turn_error", "E_PAYLOAD", None),
+    ]
 
 
 def test_async_engine_timeout_denies(policy_config):

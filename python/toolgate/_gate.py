@@ -251,7 +251,7 @@ class ToolGate:
             return self._confirm_native(token, c, None)
         first, facts = self._confirm_stage_one(token, c)
         if facts is None:
-            return first
+            return self._first_is_final(first)
         answer = ask_sync(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "confirm", self._on_engine_error)
         return self._confirm_native(token, c, answer)
 
@@ -263,7 +263,7 @@ class ToolGate:
         c = context_text(ctx) if ctx else None
         first, facts = await self._off_loop(self._confirm_stage_one, token, c)
         if facts is None:
-            return first
+            return self._first_is_final(first)
         answer = await ask_async(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
         return await self._off_loop(self._confirm_native, token, c, answer)
 
@@ -272,6 +272,12 @@ class ToolGate:
             self._audit.decided(1)
         tool, t = self._gate.confirm(str(token), c, engine)
         return from_native(tool or "", t, None, out)
+
+    def _first_is_final(self, first: Verdict) -> Verdict:
+        """A confirmation refused before the engines' stage: the answer, recorded by the core as such."""
+        if self._audit is not None:
+            self._audit.decided(1)
+        return first
 
     def _confirm_stage_one(self, token: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []

@@ -9,7 +9,7 @@ use crate::audit::RawArgs;
 use crate::dialect::{self, Args, Call, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
 use crate::gate::record::Origin;
-use crate::gate::who::Who;
+use crate::gate::who::{Stage, Who};
 use crate::gate::Gate;
 use crate::json::parse::{parse_payload, ParseError};
 use crate::json::pointer::Seg;
@@ -66,6 +66,16 @@ pub struct Patch {
     pub as_text: bool,
 }
 
+/// What the audit record of a turn's call holds of its arguments: the value as the payload held
+/// it (kept before the decision took it), the call's own text, or nothing.
+fn raw_of<'a>(kept: &'a Option<Value>, call: &'a Call, keep_raw: bool) -> RawArgs<'a> {
+    match (kept, &call.args, keep_raw) {
+        (Some(v), _, _) => RawArgs::Value(v),
+        (None, Args::Text(t), true) => RawArgs::Text(t),
+        _ => RawArgs::None,
+    }
+}
+
 /// How `guard` is told which dialect to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialectChoice {
@@ -98,14 +108,13 @@ impl Gate {
     /// call taints the session before a later sink in the same turn is decided.
     pub fn guard_as(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
         let result = self.guard_inner(choice, payload, opts, who);
+        // a turn refused whole is final at either step (a host never goes on to the second)
         if let (Err(e), Some(log)) = (&result, self.audit()) {
-            if !matches!(who.stage, crate::gate::who::Stage::Ask) {
-                let d = match choice {
-                    DialectChoice::Is(d) => Some(d.as_str()),
-                    DialectChoice::Auto => None,
-                };
-                log.record_error(who.ctx, d, e.code(), &e.to_string(), who.now_ms);
-            }
+            let d = match choice {
+                DialectChoice::Is(d) => Some(d.as_str()),
+                DialectChoice::Auto => None,
+            };
+            log.record_error(who.ctx, d, e.code(), &e.to_string(), who.now_ms);
         }
         result
     }
@@ -129,7 +138,11 @@ impl Gate {
             }
         }
         let keep_raw = self.audit().is_some_and(|a| a.includes_arguments());
-        let verdicts = found
+        // at the engines' first step a turn is final only when no call has a question for them:
+        // its calls are finished (recorded) after all are decided, and only then
+        let asking = matches!(who.stage, Stage::Ask);
+        let mut held: Vec<(Option<Value>, Option<std::time::Instant>)> = Vec::new();
+        let mut verdicts: Vec<Verdict> = found
             .calls
             .iter_mut()
             .zip(broken)
@@ -145,15 +158,33 @@ impl Gate {
                     Some(p) => self.refuse_arguments(&call.tool, &p, &who),
                     None => self.check_call(call, parsed.big_integer, check_size, &who),
                 };
-                let raw = match (&raw_value, &call.args, keep_raw) {
-                    (Some(v), _, _) => RawArgs::Value(v),
-                    (None, Args::Text(t), true) => RawArgs::Text(t),
-                    _ => RawArgs::None,
-                };
-                let origin = Origin { dialect: Some(d), call_id: Some(&call.call_id), tool: &call.tool, raw, started, step: None };
+                if asking {
+                    held.push((raw_value, started));
+                    return v;
+                }
+                let origin =
+                    Origin { dialect: Some(d), call_id: Some(&call.call_id), tool: &call.tool, raw: raw_of(&raw_value, call, keep_raw), started, step: None };
                 self.finish(&who, origin, v)
             })
             .collect();
+        if asking && verdicts.iter().all(|v| v.engine_question.is_none()) {
+            verdicts = verdicts
+                .into_iter()
+                .zip(found.calls.iter().zip(held))
+                .enumerate()
+                .map(|(i, (v, (call, (raw_value, started))))| {
+                    let origin = Origin {
+                        dialect: Some(d),
+                        call_id: Some(&call.call_id),
+                        tool: &call.tool,
+                        raw: raw_of(&raw_value, call, keep_raw),
+                        started,
+                        step: None,
+                    };
+                    self.finish(&who.at(i), origin, v)
+                })
+                .collect();
+        }
         self.finish_turn(d, parsed.value, found, verdicts)
     }
 

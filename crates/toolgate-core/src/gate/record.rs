@@ -37,9 +37,12 @@ impl Gate {
         self.audit().map(|_| Instant::now())
     }
 
-    /// Signs and records a final verdict; returns it (with its receipt).
+    /// Signs and records a final verdict; returns it (with its receipt). At [`Stage::Ask`] a
+    /// verdict that puts a question to the engines is not final (the second step decides the
+    /// call again and records it) and is returned as it is; one without a question — refused
+    /// before the engines' stage — is the host's answer, so it is recorded here like any other.
     pub fn finish(&self, who: &Who<'_>, origin: Origin<'_>, mut v: Verdict) -> Verdict {
-        if matches!(who.stage, Stage::Ask) {
+        if matches!(who.stage, Stage::Ask) && v.engine_question.is_some() {
             return v;
         }
         let mut jti = None;
