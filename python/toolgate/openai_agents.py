@@ -13,7 +13,22 @@ gate first, on the raw argument text the model sent:
 - confirm-before-write: tools the config marks ``writes`` get ``needs_approval``, so the run is
   interrupted for the user (``result.interruptions``; approve with ``RunState.approve``); an
   approved call is then confirmed by the gate (policy, loop and taint run again) before it runs,
-  and a call the SDK never asked about is refused, not run.
+  with the arguments the gate confirmed.
+
+The confirmation token stays on the host, in the guarded tool, bound to the exact call it was
+issued for: its call id, its arguments (the canonical JSON of what the SDK parsed) and the caller
+— by value, as no object of the SDK's lives from the question to the resumed run (``to_state``
+copies the run's context and items). It is taken once, and only for a call the SDK says the user approved on its own in this run
+(``RunState.approve(item)``): the call id alone never finds it (the model writes ids, and may
+reuse one in a later run). Anything else is decided afresh, as a new call, so a call needing
+confirmation is refused (never run): a call the SDK runs without asking (an "always approve"
+decision, ``always_approve=True``, approves calls nobody was shown), an approved call whose
+arguments or caller differ from the call the user was shown, a call the gate refused, a second
+use. A call with the same id invoked any other way drops what was held for that id and caller
+(the call the user was shown was rejected, or is not this one). At most 1,024 calls per guarded
+tool are held awaiting approval (oldest dropped first: its approval is then refused); asking about
+the same call again replaces what was held for it. Approval is bound to this process and guarded
+tool: resume on the agent that was interrupted.
 
 ``context`` is the caller: a :class:`~toolgate.CallContext`, or a function of the SDK's
 ``RunContextWrapper`` (e.g. reading ``ctx.context``, your app's context object).
@@ -22,7 +37,12 @@ gate first, on the raw argument text the model sent:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Sequence, Union
+import hashlib
+import json
+import threading
+import uuid
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from agents import FunctionTool
 from agents.run_context import RunContextWrapper
@@ -36,37 +56,116 @@ ContextSource = Union[CallContext, Callable[[RunContextWrapper[Any]], CallContex
 
 __all__ = ["guard_tools", "guard_tool"]
 
+_HELD_CAP = 1024
+"""Calls held awaiting approval per guarded tool (oldest dropped first: its approval is refused)."""
+
+_Key = Tuple[str, str, str]  # call id, caller, arguments (digests of their canonical JSON)
+
 
 def _caller(context: ContextSource, ctx: RunContextWrapper[Any]) -> Dict[str, Any]:
     c = context(ctx) if callable(context) else context
     return dict(c) if c else {}
 
 
+def _digest(value: Any) -> Optional[str]:
+    """SHA-256 of the canonical JSON (keys sorted) of ``value``; ``None`` when it has none."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _key(call_id: str, caller: Dict[str, Any], arguments: Any) -> Optional[_Key]:
+    """What a held confirmation is bound to: the call id, the caller and the parsed arguments
+    (the SDK's ``needs_approval`` gets them parsed with ``json.loads``; ``on_invoke_tool`` gets
+    the text, parsed here the same way)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    who, args = _digest(caller), _digest(arguments)
+    if who is None or args is None or not isinstance(arguments, dict):
+        return None
+    return (call_id, who, args)
+
+
+class _Held:
+    """Confirm verdicts of calls the user is being asked about, each bound to its exact call
+    (:func:`_key`): taken once; bounded; safe across threads and runs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: "OrderedDict[_Key, Verdict]" = OrderedDict()
+
+    def put(self, key: _Key, verdict: Verdict) -> None:
+        with self._lock:
+            self._calls.pop(key, None)  # the same call asked about again: the newest ask holds it
+            self._calls[key] = verdict
+            while len(self._calls) > _HELD_CAP:
+                self._calls.popitem(last=False)
+
+    def take(self, key: _Key) -> Optional[Verdict]:
+        with self._lock:
+            return self._calls.pop(key, None)
+
+    def forget(self, call_id: str, who: str) -> None:
+        """Drops what is held for this call id and caller, whatever its arguments."""
+        with self._lock:
+            for k in [k for k in self._calls if k[0] == call_id and k[1] == who]:
+                del self._calls[k]
+
+
+def _approved_on_its_own(ctx: ToolContext[Any], name: str, call_id: str) -> bool:
+    """Whether the SDK records, in this run, the user's approval of this very call: approved by
+    its id (``RunState.approve(item)``), not through an "always approve" decision for the tool,
+    which would also approve calls nobody was shown. Probed with the SDK's public
+    ``is_tool_approved``: an id no call has (a fresh random one) is approved only by such a
+    decision. Anything unexpected answers False (the call is then decided afresh)."""
+    try:
+        if ctx.is_tool_approved(name, call_id) is not True:
+            return False
+        return ctx.is_tool_approved(name, f"toolgate-probe-{uuid.uuid4().hex}") is not True
+    except Exception:  # an SDK that cannot answer: no approval is assumed
+        return False
+
+
 def guard_tool(tool: FunctionTool, gate: ToolGate, context: ContextSource = None) -> FunctionTool:
     """One guarded copy of ``tool`` (see the module docs); the original is left as it was."""
     invoke = tool.on_invoke_tool
     name = tool.name
-    asked: Dict[str, Verdict] = {}  # call id -> the confirm verdict the user was asked about
+    held = _Held()  # the confirm verdicts of calls the user is asked about, by exact call
     original_approval = tool.needs_approval
 
     async def needs_approval(ctx: RunContextWrapper[Any], params: Dict[str, Any], call_id: str) -> bool:
-        verdict = await gate.acheck(name, params, {**_caller(context, ctx), "call_id": call_id})
+        caller = _caller(context, ctx)
+        verdict = await gate.acheck(name, params, {**caller, "call_id": call_id})
         if verdict.outcome == "confirm":
-            asked[call_id] = verdict
-            return True
+            key = _key(call_id, caller, params)
+            if key is not None and verdict.confirmation is not None:
+                held.put(key, verdict)
+            return True  # nothing held (no key): the approved call is decided afresh, so refused
         if callable(original_approval):
             return bool(await original_approval(ctx, params, call_id))
         return bool(original_approval)
 
     async def on_invoke_tool(ctx: ToolContext[Any], input_json: str) -> Any:
         caller = _caller(context, ctx)
-        pending = asked.pop(ctx.tool_call_id, None)
+        call_id = str(getattr(ctx, "tool_call_id", "") or "")
+        key = _key(call_id, caller, input_json)
+        pending = held.take(key) if key is not None and _approved_on_its_own(ctx, name, call_id) else None
         if pending is not None and pending.confirmation is not None:
-            # the SDK invokes a call that needed approval only once the user approved it: the gate
-            # confirms the call it asked about, and runs it with the arguments it approved then
+            # the very call the user was shown and approved: the gate confirms the call it asked
+            # about, and it runs with the arguments confirmed (policy, loop and taint run again)
             verdict = await gate.aconfirm(pending.confirmation.token, caller)
         else:
-            verdict = await gate.acheck(name, input_json, {**caller, "call_id": ctx.tool_call_id})
+            # any other call with this id: the one the user was shown was rejected, or is not
+            # this one; what was held for it is dropped, and this call is decided as a new one
+            who = _digest(caller)
+            if who is not None:
+                held.forget(call_id, who)
+            verdict = await gate.acheck(name, input_json, {**caller, "call_id": call_id})
         if not verdict.allowed:
             return verdict.message or "The call was not allowed."
         return await invoke(ctx, verdict.arguments_json or "{}")
