@@ -3,8 +3,9 @@ that cannot be JSON (a cycle, a set, NaN, bytes that are not UTF-8) is reported,
 
 from __future__ import annotations
 
+import hashlib
 import json
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -42,3 +43,26 @@ def payload_text(value: Any, what: str) -> str:
     if isinstance(text, Unreadable):
         raise ToolGateError("E_PAYLOAD", f"{what}: cannot be read as JSON ({text.detail})")
     return text
+
+
+def _integral(value: Any) -> Any:
+    """``value`` with integral floats as integers (``10.0`` and ``10`` are one JSON number, as a
+    client in JavaScript writes them back)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_integral(v) for v in value]
+    return value
+
+
+def canonical_digest(value: Any) -> Optional[str]:
+    """SHA-256 (hex) of the canonical JSON of a parsed value (keys sorted, compact, integral
+    numbers as integers), what the adapters bind a held confirmation to; ``None`` when the value
+    has no JSON text (callers must treat ``None`` as equal to nothing)."""
+    try:
+        text = json.dumps(_integral(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError, OverflowError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -37,7 +37,6 @@ tool: resume on the agent that was interrupted.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import threading
 import uuid
@@ -50,6 +49,7 @@ from agents.tool_context import ToolContext
 
 from ._context import CallContext
 from ._gate import ToolGate
+from ._json import canonical_digest
 from ._verdict import Verdict
 
 ContextSource = Union[CallContext, Callable[[RunContextWrapper[Any]], CallContext], None]
@@ -67,15 +67,6 @@ def _caller(context: ContextSource, ctx: RunContextWrapper[Any]) -> Dict[str, An
     return dict(c) if c else {}
 
 
-def _digest(value: Any) -> Optional[str]:
-    """SHA-256 of the canonical JSON (keys sorted) of ``value``; ``None`` when it has none."""
-    try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _key(call_id: str, caller: Dict[str, Any], arguments: Any) -> Optional[_Key]:
     """What a held confirmation is bound to: the call id, the caller and the parsed arguments
     (the SDK's ``needs_approval`` gets them parsed with ``json.loads``; ``on_invoke_tool`` gets
@@ -85,7 +76,7 @@ def _key(call_id: str, caller: Dict[str, Any], arguments: Any) -> Optional[_Key]
             arguments = json.loads(arguments)
         except ValueError:
             return None
-    who, args = _digest(caller), _digest(arguments)
+    who, args = canonical_digest(caller), canonical_digest(arguments)
     if who is None or args is None or not isinstance(arguments, dict):
         return None
     return (call_id, who, args)
@@ -162,7 +153,7 @@ def guard_tool(tool: FunctionTool, gate: ToolGate, context: ContextSource = None
         else:
             # any other call with this id: the one the user was shown was rejected, or is not
             # this one; what was held for it is dropped, and this call is decided as a new one
-            who = _digest(caller)
+            who = canonical_digest(caller)
             if who is not None:
                 held.forget(call_id, who)
             verdict = await gate.acheck(name, input_json, {**caller, "call_id": call_id})

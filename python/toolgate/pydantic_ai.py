@@ -31,7 +31,6 @@ function of the run's ``RunContext`` (e.g. reading ``ctx.deps``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -45,6 +44,7 @@ from pydantic_ai.tools import RunContext, ToolDefinition
 
 from ._context import CallContext
 from ._gate import ToolGate
+from ._json import canonical_digest
 from ._verdict import Confirmation
 
 ContextSource = Union[CallContext, Callable[[RunContext[Any]], CallContext], None]
@@ -57,29 +57,16 @@ _AWAITING_CAP = 10_000
 _Key = Tuple[str, str, str, str]
 
 
-def _numbers(value: Any) -> Any:
-    """``value`` with integral floats as integers (``10.0`` and ``10`` are one JSON number, as a
-    client in JavaScript writes them back)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _numbers(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_numbers(v) for v in value]
-    return value
-
-
 def _args_digest(args: Union[str, Dict[str, Any], None]) -> Optional[str]:
-    """SHA-256 of the canonical JSON (keys sorted) of a call's arguments, given as the model's text
-    or a parsed value; ``None`` when they have none (never equal to anything)."""
+    """:func:`canonical_digest` of a call's arguments, given as the model's text or a parsed value
+    (``None`` or blank text: ``{}``); ``None`` when they have none (never equal to anything)."""
     value: Any = args if args is not None else {}
-    try:
-        if isinstance(value, str):
+    if isinstance(value, str):
+        try:
             value = json.loads(value) if value.strip() else {}
-        text = json.dumps(_numbers(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError, OverflowError):
-        return None
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        except (ValueError, RecursionError):
+            return None
+    return canonical_digest(value)
 
 
 class _Awaiting:
