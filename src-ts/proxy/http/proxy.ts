@@ -11,7 +11,7 @@ import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, t
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 
-import { filterBody } from '../../request-tools'
+import { fitOutside, mentionsOutsideTools, outsideDefinitions, outsideTools, RequestMemberRefused } from '../../request-tools'
 import { fitToolChoice } from '../../request-tool-choice'
 import { ToolGateError } from '../../errors'
 import type { ToolGate } from '../../gate'
@@ -348,7 +348,8 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   try {
     ;({ gate, sent } = filteredRequest(body, rawText, dialect, context, s))
   } catch (err) {
-    send(res, proxyError(dialect, 'bad_request', `request \`tools\`: ${(err as Error).message}`))
+    // a refused member's message names it; anything else is about the tool lists
+    send(res, proxyError(dialect, 'bad_request', err instanceof RequestMemberRefused ? err.message : `request \`tools\`: ${(err as Error).message}`))
     return
   }
   ex.start(s.timeoutMs)
@@ -455,39 +456,66 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
 /**
  * The gate for a request and the body to send upstream: its `tools` through `gate.filterTools`
  * (as JSON text, which the gate reads and answers as text, and which also finds the gate by the
- * exact tools text — see `GateCache.gateFor`), every other member as the client sent it. A body
- * without `tools` goes out as its own text. When Chat Completions is left with no tool the
- * request's shape is fixed by `filterBody` (no empty `tools`, no `tool_choice`); a `tool_choice`
- * naming a removed tool is sent as `auto` and the rewrite logged (`fitToolChoice`). Throws as
- * `gateFor` and `filterTools` do.
+ * exact tools text — see `GateCache.gateFor`), every other member as the client sent it, except
+ * the members that give the model tools outside `tools` (request-tools.ts `outsideTools`): those
+ * are learned with `tools` (a hosted member under its hosted tool's name, an item's tool list as
+ * it is), then kept, removed or refused as the gate's filter answers for this caller
+ * (`fitOutside`); a refused one throws `RequestMemberRefused`, answered 400 naming it. A body
+ * that mentions none of them (`mentionsOutsideTools`) and has no `tools` goes out as its own
+ * text. When Chat Completions is left with no tool the request has no `tools`, `tool_choice` or
+ * `parallel_tool_calls` (the API refuses them without tools); a `tool_choice` naming a removed
+ * tool is sent as `auto` and the rewrite logged (`fitToolChoice`), as is each removed member.
+ * Throws as `gateFor` and `filterTools` do.
  */
 function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, context: CallContext, s: Settings): { gate: ToolGate; sent: string } {
-  const tools = body.tools
-  if (tools === undefined) return { gate: s.gates.base, sent: rawText }
-  // The tools as the client wrote them when the body names `tools` once (see onceTools): the
-  // gate then reads, strictly, the very text that goes upstream (a key written twice inside
-  // them refuses the request), and nothing is serialized. Otherwise the parsed list, serialized.
-  const once = onceTools(rawText)
+  const tools = body.tools as unknown[] | undefined
+  // A text naming no member or item outside `tools` (and without `\u` escapes) cannot be read
+  // as declaring tools elsewhere by any parser; one that does is decided on this parse and sent
+  // re-serialized from it, so a key written twice cannot show upstream a member not decided.
+  const mentioned = mentionsOutsideTools(rawText, dialect)
+  if (tools === undefined && !mentioned) return { gate: s.gates.base, sent: rawText }
+  const found = mentioned ? outsideTools(dialect, body, 'proxy') : { hosted: [], lists: [] }
+  const extra = outsideDefinitions(dialect, found)
+  // The tools as the client wrote them when the body names `tools` once (see onceTools) and
+  // nothing outside them: the gate then reads, strictly, the very text that goes upstream (a
+  // key written twice inside them refuses the request), and nothing is serialized. Otherwise
+  // the parsed list, serialized.
+  const once = tools !== undefined && !mentioned && onceTools(rawText)
   const written = once ? toolsSpan(rawText) : undefined
-  const toolsText = written ?? JSON.stringify(tools)
-  const gate = s.gates.gateFor(dialect, tools, toolsText)
-  const filtered = gate.filterTools(toolsText, { ...context, dialect })
-  if (dialect === 'openai' && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0) {
-    return { gate, sent: JSON.stringify(filterBody(body, gate, dialect, context)) }
+  const toolsText = tools === undefined ? undefined : (written ?? JSON.stringify(tools))
+  let gate: ToolGate
+  if (extra.length === 0) gate = tools === undefined ? s.gates.base : s.gates.gateFor(dialect, tools, toolsText)
+  else {
+    // learned together: a hosted member's stand-in and an item's tools are declarations like
+    // `tools` entries (two different definitions of one name are E_PAYLOAD, as within `tools`)
+    const learned = [...(tools ?? []), ...extra]
+    gate = s.gates.gateFor(dialect, learned, JSON.stringify(learned))
   }
+  const outside = found.hosted.length > 0 || found.lists.length > 0 ? fitOutside(body, found, gate, dialect, context) : undefined
+  for (const why of outside?.why ?? []) s.log(`${dialect}${subjectPart(context)}: ${why}`)
+  const filtered = toolsText === undefined ? undefined : gate.filterTools(toolsText, { ...context, dialect })
+  // Chat Completions refuses an empty `tools` list, and `tool_choice` without tools
+  const noTools = dialect === 'openai' && filtered !== undefined && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0
   // a tool_choice naming a removed tool is sent as auto, never upstream as it is
-  const fit = body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
+  const fit = noTools || filtered === undefined || body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
   if (fit !== undefined) s.log(`${dialect}${subjectPart(context)}: ${fit.why}`)
   // nothing removed, nothing refitted: the body goes out as the client wrote it (no second
   // serialization), unless its text could be read with another `tools` (see onceTools). The
   // gate answers compact text: tools the client spaced its own way, all kept, equal their
   // serialized form (the gate's strict read of the client's text agreed with this parse).
-  if (fit === undefined && once && (filtered === toolsText || (written !== undefined && filtered === JSON.stringify(tools)))) return { gate, sent: rawText }
+  if (!noTools && fit === undefined && once && (filtered === toolsText || (written !== undefined && filtered === JSON.stringify(tools)))) return { gate, sent: rawText }
+  // Otherwise the body is written from the decision, member by member.
+  const dropped = new Set<string>(outside?.removed ?? [])
+  if (noTools) for (const k of ['tools', 'tool_choice', 'parallel_tool_calls']) dropped.add(k)
   let out = '{'
   for (const k in body) {
+    if (dropped.has(k)) continue
     if (out.length > 1) out += ','
-    const value = k === 'tool_choice' && fit !== undefined ? fit.toolChoice : body[k]
-    out += k === 'tools' ? `"tools":${filtered}` : `${JSON.stringify(k)}:${JSON.stringify(value)}`
+    if (k === 'tools' && filtered !== undefined) out += `"tools":${filtered}`
+    else {
+      const value = k === 'tool_choice' && fit !== undefined ? fit.toolChoice : k === 'input' && outside?.input !== undefined ? outside.input : body[k]
+      out += `${JSON.stringify(k)}:${JSON.stringify(value)}`
+    }
   }
   return { gate, sent: `${out}}` }
 }
