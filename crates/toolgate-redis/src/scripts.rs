@@ -3,6 +3,20 @@
 
 use redis::Script;
 
+/// Read by both scripts: a stored taint is a label index 0..=255 in plain decimal digits (as the
+/// store writes it); anything else (text, `nan`, a negative, fractional, hex or exponent form,
+/// which Lua's `tonumber` would read as a number that admits) reads as the top label, so a sink
+/// is refused, never admitted, and a raise never "lowers" such a value.
+const LABEL: &str = r#"
+local function label(raw)
+  if not raw then return 0 end
+  if type(raw) ~= 'string' or not string.match(raw, '^%d%d?%d?$') then return 255 end
+  local t = tonumber(raw)
+  if t > 255 then return 255 end
+  return t
+end
+"#;
+
 /// One decision's [`Settle`](toolgate_core::state::Settle), mirroring `Settle::admits` and
 /// `Settle::records`.
 ///
@@ -12,6 +26,13 @@ use redis::Script;
 /// 14 number of rate limits, then per limit: window ms, max.
 /// Returns { loop seen, taint, recorded (0/1), count of each rate limit }.
 const SETTLE: &str = r#"
+-- a stored rate count is plain decimal digits (as INCR writes it); anything else reads as over
+-- every limit
+local function count(raw)
+  if not raw then return 0 end
+  if type(raw) ~= 'string' or #raw > 10 or not string.match(raw, '^%d+$') then return 4294967295 end
+  return tonumber(raw)
+end
 local now = tonumber(ARGV[1])
 local has_loop = ARGV[2] == '1'
 local has_sink = ARGV[7] == '1'
@@ -23,14 +44,14 @@ if has_loop then
 end
 local taint = 0
 if has_sink then
-  taint = tonumber(redis.call('GET', KEYS[1]) or '0') or 255
+  taint = label(redis.call('GET', KEYS[1]))
 end
 local admit = true
 if has_loop and seen >= tonumber(ARGV[4]) then admit = false end
 if has_sink and (taint >= 255 or taint > tonumber(ARGV[8])) then admit = false end
 local out = { seen, taint, 0 }
 for i = 1, n do
-  local c = tonumber(redis.call('GET', KEYS[2 + i]) or '0') or 4294967295
+  local c = count(redis.call('GET', KEYS[2 + i]))
   out[3 + i] = c
   if c >= tonumber(ARGV[14 + 2 * i]) then admit = false end
 end
@@ -43,7 +64,7 @@ if ARGV[9] == '1' and (ARGV[10] == '0' or admit) then
     redis.call('PEXPIRE', KEYS[2], math.max(1, tonumber(ARGV[6])))
   end
   local raise = tonumber(ARGV[11])
-  local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 255
+  local cur = label(redis.call('GET', KEYS[1]))
   if raise > cur then
     redis.call('SET', KEYS[1], raise, 'PX', ttl)
   else
@@ -61,7 +82,7 @@ return out
 /// Raises a taint to ARGV[1] (never lowers it) and refreshes its TTL (ARGV[2] ms).
 const RAISE: &str = r#"
 local raise = tonumber(ARGV[1])
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 255
+local cur = label(redis.call('GET', KEYS[1]))
 if raise > cur then
   redis.call('SET', KEYS[1], raise, 'PX', tonumber(ARGV[2]))
 else
@@ -79,6 +100,6 @@ pub(crate) struct Scripts {
 
 impl Scripts {
     pub(crate) fn new() -> Scripts {
-        Scripts { settle: Script::new(SETTLE), raise: Script::new(RAISE) }
+        Scripts { settle: Script::new(&format!("{LABEL}{SETTLE}")), raise: Script::new(&format!("{LABEL}{RAISE}")) }
     }
 }

@@ -221,11 +221,36 @@ fn a_garbage_taint_reads_as_the_top_label_in_a_decision() {
     s.raise_taint("sess", 1).unwrap();
     let mut con = raw(&r.url());
     let keys: Vec<String> = redis::cmd("KEYS").arg("gt:t:*").query(&mut con).unwrap();
+    // Lua's tonumber reads "nan" as NaN (every comparison false) and "-1" as a number below
+    // every label: each used to admit a sink
+    for garbage in ["not a number", "nan", "-nan", "-1", "1.5", "inf", "1e999", "256", "0x10"] {
+        let _: () = redis::cmd("SET").arg(&keys[0]).arg(garbage).query(&mut con).unwrap();
+        let q = Settle { scope: "sess", now_ms: now_ms(), loop_check: None, sink_max: Some(200), rates: Vec::new(), record: true, enforce: true, raise: None };
+        let o = s.settle(&q).unwrap();
+        assert_eq!((o.taint, o.recorded), (EVICTED, false), "{garbage}");
+        // a raise never lowers it to something admitted
+        s.raise_taint("sess", 1).unwrap();
+        let o = s.settle(&q).unwrap();
+        assert_eq!((o.taint, o.recorded), (EVICTED, false), "{garbage} after a raise");
+    }
     let _: () = redis::cmd("SET").arg(&keys[0]).arg("not a number").query(&mut con).unwrap();
-    let q = Settle { scope: "sess", now_ms: now_ms(), loop_check: None, sink_max: Some(200), rates: Vec::new(), record: true, enforce: true, raise: None };
-    let o = s.settle(&q).unwrap();
-    assert_eq!((o.taint, o.recorded), (EVICTED, false));
     assert!(s.taint("sess").is_err(), "a direct read of garbage is an error");
+}
+
+#[test]
+fn a_garbage_rate_count_is_over_every_limit() {
+    let r = common::Redis::start();
+    let s = store(&r.url(), "gr:");
+    assert!(s.settle(&rate_q("x", now_ms(), 10)).unwrap().recorded);
+    let mut con = raw(&r.url());
+    let keys: Vec<String> = redis::cmd("KEYS").arg("gr:r:*").query(&mut con).unwrap();
+    for garbage in ["nan", "-nan", "-5", "2.5", "inf", "text"] {
+        let _: () = redis::cmd("SET").arg(&keys[0]).arg(garbage).query(&mut con).unwrap();
+        match s.settle(&rate_q("x", now_ms(), 10)) {
+            Ok(o) => assert!(!o.recorded, "{garbage}: admitted"),
+            Err(_) => {} // refused as state_unavailable: also closed
+        }
+    }
 }
 
 #[test]
