@@ -85,6 +85,22 @@ fn enum_fuzzy_matched_only_when_unique_within_one_edit() {
 }
 
 #[test]
+fn enum_match_of_a_long_string_costs_its_length_not_its_length_times_each_value() {
+    // 400 values of ~22 characters, like time zones; a one-edit match needs lengths one apart,
+    // so a megabyte argument is never run through an edit distance (that took ~10 s)
+    let zones: Vec<String> = (0..400).map(|i| format!("Region_{i}/City_Name_{i}")).collect();
+    let g = gate(nested(json!({"type": "string", "enum": zones})));
+    let long = format!(r#"{{"x":"{}"}}"#, "x".repeat(1_000_000));
+    let t = std::time::Instant::now();
+    rejected(&g, &long);
+    assert!(t.elapsed() < std::time::Duration::from_secs(2), "took {:?}", t.elapsed());
+    // still one edit away, either way, and in characters (not bytes)
+    repaired(&g, r#"{"x":"Region_7/City_Name7"}"#, json!({"x":"Region_7/City_Name_7"}));
+    let accents = gate(nested(json!({"type": "string", "enum": ["café", "thé"]})));
+    repaired(&accents, r#"{"x":"cafée"}"#, json!({"x":"café"}));
+}
+
+#[test]
 fn unknown_properties_pruned_only_when_closed() {
     let closed = json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false});
     let g = gate(json!({"type":"object","properties":{"inner": closed},"additionalProperties":false}));

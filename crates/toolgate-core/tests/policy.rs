@@ -276,3 +276,30 @@ fn a_caller_no_allow_rule_names_is_offered_no_tool_and_others_see_what_listing_s
     let none = ctx(r#"{"roles":["nobody"]}"#);
     assert_eq!(gate.check_as("read_fil", "{}", &gate.who(&none, Stage::Full)).message.unwrap(), "Unknown tool `read_fil`. No tools are available.");
 }
+
+#[test]
+fn a_pin_the_schema_would_prune_or_rewrite_refuses_the_call_never_runs_it_unscoped() {
+    let gate = |schema: &str| {
+        Gate::from_json(&format!(r#"{{"version":1,"tools":[{{"name":"list_orders","inputSchema":{schema},"args":{{"owner":{{"pin":"subject"}}}}}}]}}"#))
+            .unwrap()
+    };
+    let ana = ctx(r#"{"subject":"ana"}"#);
+    let run = |g: &Gate, args: &str| g.check_as("list_orders", args, &g.who(&ana, Stage::Full));
+    // the pinned key is not in a closed schema: repair would prune it and list every owner's orders
+    let closed = gate(r#"{"type":"object","properties":{"status":{"type":"string"}},"additionalProperties":false}"#);
+    let v = run(&closed, r#"{"status":"open"}"#);
+    assert_eq!((v.outcome, v.reason), (Outcome::Rejected, Some(Reason::Invalid)), "{v:?}");
+    assert!(v.message.as_deref().unwrap().contains("pins to the caller's identity"), "{:?}", v.message);
+    // the same through a chosen anyOf branch
+    let branch = gate(r#"{"type":"object","anyOf":[{"properties":{"status":{"type":"string"}},"additionalProperties":false}]}"#);
+    assert!(!run(&branch, r#"{"status":"open"}"#).allowed());
+    // a schema that would rewrite the pinned value (an enum one edit from the subject)
+    let rewrite = gate(r#"{"type":"object","properties":{"owner":{"enum":["anna","bob"]},"status":{"type":"string"}}}"#);
+    let v = run(&rewrite, r#"{"status":"open"}"#);
+    assert!(!v.allowed(), "the pin `ana` must never run as `anna`: {v:?}");
+    // a schema that accepts the pin: allowed, pinned
+    let open = gate(r#"{"type":"object","properties":{"owner":{"type":"string"},"status":{"type":"string"}},"additionalProperties":false}"#);
+    let v = run(&open, r#"{"status":"open","extra":1}"#);
+    assert!(v.allowed(), "{v:?}");
+    assert_eq!(v.arguments.unwrap()["owner"], "ana");
+}

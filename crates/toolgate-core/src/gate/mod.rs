@@ -515,11 +515,16 @@ impl Gate {
     /// Sets pinned arguments (so validation sees the caller's identity, not the model's guess),
     /// then validates (and, unless strict, repairs) an object root.
     fn judge(&self, t: &Tool, mut value: Value, normalized: bool, mut flags: Vec<Flag>, big_integer: bool, who: &Who<'_>) -> Verdict {
+        // the pinned values as set, to hold the repaired arguments to (a repair must never
+        // drop or change a pin: `additionalProperties: false` without the pinned key would
+        // prune it, a coercion or an enum match would rewrite it)
+        let mut pinned: Vec<(String, Value)> = Vec::new();
         if !t.decl.pins.is_empty() {
             if let Value::Object(m) = &mut value {
                 if let Some(refusal) = t.decl.apply_pins(&t.name, m, who.ctx, &mut flags) {
                     return refusal;
                 }
+                pinned = t.decl.pins.iter().filter_map(|(name, _)| m.get(name).map(|v| (name.clone(), v.clone()))).collect();
             }
         }
         // Values a tool would receive differently from what the gate checks (json::hazards).
@@ -537,6 +542,15 @@ impl Gate {
         if let (Some(args), false) = (&v.arguments, v.untouched) {
             if let Some(e) = crate::json::hazards::find(args, true, !t.case_twins_ok) {
                 return self.refuse_parse(t, &e);
+            }
+            if let Some((name, _)) = pinned.iter().find(|(name, want)| args.get(name) != Some(want)) {
+                return Verdict::rejected(
+                    Reason::Invalid,
+                    format!(
+                        "Cannot run `{}`: its input schema does not accept the argument `{name}` the gate pins to the caller's identity (a configuration problem, not the call's). Do not retry; tell the user this tool is misconfigured.",
+                        t.name
+                    ),
+                );
             }
         }
         v

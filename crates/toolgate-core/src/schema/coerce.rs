@@ -212,12 +212,16 @@ impl<'s> Repair<'s> {
         if e.lowered.iter().any(|(l, _)| *l == lower) {
             return; // differs from several values only by case: never guess
         }
+        // one edit apart means lengths (in characters) at most one apart: checked first, so a long
+        // argument costs one count, never a full edit distance per value (quadratic in its length)
+        let near = |a: &str, n: usize| a.chars().count().abs_diff(n) <= 1;
+        let (n, n_lower) = (s.chars().count(), lower.chars().count());
         let mut hit: Option<usize> = None;
         for (l, i) in &e.lowered {
             let close = if e.case_ambiguous {
-                e.values[*i].as_str().is_some_and(|orig| strsim::levenshtein(orig, s) <= 1)
+                e.values[*i].as_str().is_some_and(|orig| near(orig, n) && strsim::levenshtein(orig, s) <= 1)
             } else {
-                strsim::levenshtein(l, &lower) <= 1
+                near(l, n_lower) && strsim::levenshtein(l, &lower) <= 1
             };
             if close {
                 if hit.is_some() {
