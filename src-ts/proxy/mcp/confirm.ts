@@ -69,6 +69,8 @@ export class McpConfirmations {
   readonly #open = new Map<string, Open>()
   /** The same, by the client call's id key. */
   readonly #byCall = new Map<string, Open>()
+  /** Id keys of approved calls whose confirmation the gate is deciding off the event loop. */
+  readonly #confirming = new Set<string>()
   #offered = false
 
   constructor(opts: McpConfirmOptions, sinks: McpConfirmSinks) {
@@ -148,9 +150,22 @@ export class McpConfirmations {
       failed(err)
       return
     }
-    // with state in Redis the confirmation is decided off the event loop (docs/state.md)
-    if (verdict instanceof Promise) verdict.then((v) => this.#confirmed(open, v), failed)
-    else this.#confirmed(open, verdict)
+    // with state in Redis the confirmation is decided off the event loop (docs/state.md); the
+    // call still waits meanwhile
+    if (verdict instanceof Promise) {
+      const k = key(open.callId)
+      this.#confirming.add(k)
+      verdict.then(
+        (v) => {
+          this.#confirming.delete(k)
+          this.#confirmed(open, v)
+        },
+        (err: unknown) => {
+          this.#confirming.delete(k)
+          failed(err)
+        },
+      )
+    } else this.#confirmed(open, verdict)
   }
 
   /** Forwards an approved call whose confirmation the gate allowed, or refuses it. */
@@ -180,9 +195,11 @@ export class McpConfirmations {
     return true
   }
 
-  /** Whether the client call `callId` waits for the user. */
+  /** Whether the client call `callId` waits for the user, or for the gate's confirmation of the user's approval. */
   waiting(callId: RpcId): boolean {
-    return this.#byCall.has(key(callId))
+    if (this.#byCall.size === 0 && this.#confirming.size === 0) return false
+    const k = key(callId)
+    return this.#byCall.has(k) || this.#confirming.has(k)
   }
 
   /** Ends every open confirmation: each waiting call is answered with `answer(callId)`. */

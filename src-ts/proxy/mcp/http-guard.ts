@@ -3,8 +3,9 @@
 // size. Each check answers with a status and a message that names what was wrong; none of them
 // ever logs or echoes the token.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BodyCut, readBounded } from '../read-bounded'
+import type { RpcId } from './jsonrpc-lines'
 
 /** A refusal: the HTTP status, extra headers and a message for the JSON-RPC error body. */
 export interface Refusal {
@@ -91,6 +92,18 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRe
     (body) => (body === 'too_large' ? tooLarge(`more than ${maxBytes}`) : { ok: true, text: body.toString('utf8') }),
     (err: Error) => ({ ok: false, refusal: { status: 400, message: err instanceof BodyCut ? `Bad Request: ${err.message}` : `Bad Request: the request body could not be read (${err.message})` } }),
   )
+}
+
+/**
+ * Answers a request with a JSON-RPC error body and the refusal's status and headers: `id` is the
+ * request's when it is known (a message refused by the listener itself), else null.
+ */
+export function refuse(req: IncomingMessage, res: ServerResponse, r: Refusal, code = -32000, id: RpcId | null = null): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: r.message } })
+  // A body not read to its end (413) leaves the connection unusable: close it after the answer.
+  const close = r.status === 413 || !req.complete
+  res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...(close ? { Connection: 'close' } : {}), ...r.headers })
+  res.end(body)
 }
 
 function clip(s: string): string {

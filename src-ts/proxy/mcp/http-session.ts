@@ -13,6 +13,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk
 
 import { CONNECTION_CLOSED, INVALID_REQUEST, McpProxy, type McpProxyOptions } from './proxy'
 import type { RpcId } from './jsonrpc-lines'
+import { refuse } from './http-guard'
 import type { Upstream, UpstreamEvents } from './http-upstream'
 import type { CallContext } from '../../types'
 
@@ -72,6 +73,8 @@ export class McpHttpSession {
   #queue: unknown[] | undefined = []
   /** Client requests not yet answered, in arrival order: key → id. */
   readonly #open = new Map<string, RpcId>()
+  /** Keys of the requests of POSTs in the transport's hands, not yet delivered to the router. */
+  readonly #arriving = new Set<string>()
   /** Progress tokens of open client requests → the request's key. */
   readonly #progress = new Map<string, string>()
   #ended = false
@@ -130,11 +133,45 @@ export class McpHttpSession {
    */
   handle(req: IncomingMessage, res: ServerResponse, body?: unknown, caller?: CallContext): Promise<void> {
     this.lastActive = Date.now()
+    // A request whose id is still in flight is refused here, before the transport sees it: the
+    // transport would tie that id to this POST, and the first request's answer could come back
+    // on it (or never), each answer taken for the other's.
+    const claimed = body === undefined ? [] : this.#claim(body)
+    if (!Array.isArray(claimed)) {
+      this.#o.log(`session ${this.id.slice(0, 8)}: refused a request whose id ${claimed.shown} is still in flight; not forwarded`)
+      refuse(req, res, { status: 400, message: `Invalid Request: request id ${claimed.shown} is still in flight (an id may not be reused within a session); not forwarded` }, INVALID_REQUEST, claimed.id)
+      return Promise.resolve()
+    }
     const r = req as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } }
     if (caller !== undefined) r.auth = { token: '', clientId: caller.subject ?? '', scopes: [], extra: { [CALLER]: caller } }
     else delete r.auth
-    return this.#transport.handleRequest(r, res, body)
+    const handled = this.#transport.handleRequest(r, res, body)
+    if (claimed.length === 0) return handled
+    // what the transport refused (never delivered) is no longer in flight
+    return handled.finally(() => {
+      for (const k of claimed) this.#arriving.delete(k)
+    })
   }
+
+  /**
+   * The keys of the requests in a POST body, now in flight; or the first of them whose id is
+   * already in flight (open, or in another POST not yet delivered, or earlier in this body).
+   */
+  #claim(body: unknown): string[] | { id: RpcId; shown: string } {
+    const keys: string[] = []
+    for (const m of Array.isArray(body) ? body : [body]) {
+      if (!isObject(m) || typeof m.method !== 'string' || !isId(m.id)) continue
+      const k = key(m.id)
+      if (this.#open.has(k) || this.#arriving.has(k) || keys.includes(k)) {
+        const shown = typeof m.id === 'number' ? String(m.id) : JSON.stringify(m.id)
+        return { id: m.id, shown: shown.length > 200 ? `${shown.slice(0, 200)}…` : shown }
+      }
+      keys.push(k)
+    }
+    for (const k of keys) this.#arriving.add(k)
+    return keys
+  }
+
 
   /** Whether client requests are waiting for answers. */
   get busy(): boolean {
@@ -174,6 +211,7 @@ export class McpHttpSession {
     const isRequest = typeof msg.method === 'string' && isId(msg.id)
     if (isRequest) {
       const id = msg.id as RpcId
+      this.#arriving.delete(key(id))
       if (this.upstreamGone !== undefined) {
         // McpProxy has stopped routing: answer here, so the client is not left waiting.
         this.#send({ jsonrpc: '2.0', id, error: { code: CONNECTION_CLOSED, message: `toolgate: ${this.upstreamGone}; start a new session` } }, id)

@@ -16,7 +16,7 @@ import type { CallContext } from '../../types'
 import type { McpProxyOptions } from './proxy'
 import { ToolPins } from './pins'
 import { GateState } from '../../state'
-import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, type Refusal } from './http-guard'
+import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, refuse } from './http-guard'
 import { McpHttpSession } from './http-session'
 import { httpUpstream, stdioUpstream } from './http-upstream'
 import { loadMcpSdk } from './sdk'
@@ -305,13 +305,4 @@ function validate(opts: McpHttpListenOptions): void {
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name]
   return Array.isArray(v) ? v[0] : v
-}
-
-/** Answers with a JSON-RPC error body (id null) and the refusal's status and headers. */
-function refuse(req: IncomingMessage, res: ServerResponse, r: Refusal, code = -32000): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message: r.message } })
-  // A body not read to its end (413) leaves the connection unusable: close it after the answer.
-  const close = r.status === 413 || !req.complete
-  res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...(close ? { Connection: 'close' } : {}), ...r.headers })
-  res.end(body)
 }

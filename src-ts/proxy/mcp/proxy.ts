@@ -85,6 +85,8 @@ export const OVERLOADED = -32001
 
 /** How long the client's messages are held for the proxy's own tools/list. */
 const LIST_TIMEOUT_MS = 10_000
+/** Ids of forwarded requests the client cancelled kept at most (the server may still answer them, so they stay in use). */
+const MAX_CANCELLED = 1024
 
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
 
@@ -162,6 +164,10 @@ export class McpProxy {
   #ownSeq = 0
   /** Client requests forwarded to the server and not yet answered: id → the request's method. */
   readonly #pending = new PendingRequests()
+  /** Ids of forwarded requests the client cancelled, oldest first: a late answer to one is dropped, and the id is not reused meanwhile. */
+  readonly #cancelled = new Set<RpcId>()
+  /** Ids of `tools/call`s the gate is deciding off the event loop (state in Redis). */
+  readonly #deciding = new Set<RpcId>()
   /** The proxy's own tools/list requests in flight: id → whether it was the first page. */
   readonly #own = new Map<string, boolean>()
   /** The server's tools as learned, pinned, and the gate built from them. */
@@ -267,6 +273,8 @@ export class McpProxy {
           this.#ownFailed(s.id)
         } else if (s.method) {
           this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: request of ${e.bytes} bytes is over the proxy's limit`))
+        } else {
+          this.#cancelled.delete(s.id)
         }
       }
       return
@@ -319,6 +327,15 @@ export class McpProxy {
         this.#sinks.toClient(rpcError(null, INVALID_REQUEST, 'Invalid Request: a request id must be a string or an integer'))
         return
       }
+      if ('id' in msg && this.#inFlight(msg.id as RpcId)) {
+        // MCP: a request id is never reused within a session. Forwarded, this one's answer and
+        // the first one's could each be taken for the other's (a `tools/list` answer passed on
+        // unfiltered as the answer to a `ping`).
+        const id = msg.id as RpcId
+        this.#log(`refused a \`${clip(msg.method)}\` request whose id ${idText(id)} is still in flight; not forwarded`)
+        this.#sinks.toClient(rpcError(id, INVALID_REQUEST, `Invalid Request: request id ${idText(id)} is still in flight (an id may not be reused within a session); not forwarded`), id)
+        return
+      }
     }
     if (this.#held) {
       if (this.#held.length >= (this.#opts.maxHeld ?? DEFAULT_MAX_HELD)) {
@@ -330,6 +347,18 @@ export class McpProxy {
       return
     }
     this.#route(msg, line)
+  }
+
+  /**
+   * Whether a client request with this id is in flight: held while the server's tools are
+   * listed, being decided, waiting for the user's approval, forwarded and not yet answered, or
+   * forwarded and cancelled (the server may still answer it).
+   */
+  #inFlight(id: RpcId): boolean {
+    if (this.#pending.get(id) !== undefined || this.#confirm.waiting(id) || this.#deciding.has(id) || this.#cancelled.has(id)) return true
+    const held = this.#held
+    if (held !== undefined) for (const m of held) if (m.id === id && typeof m.method === 'string') return true
+    return false
   }
 
   /** Whether a new request may go to the server; when not, it is answered with an error here. */
@@ -362,8 +391,14 @@ export class McpProxy {
     if (method === 'notifications/cancelled' && isObject(msg.params) && isId(msg.params.requestId)) {
       // a call waiting for the user's approval never reached the server: the proxy drops it
       if (this.#confirm.cancelled(msg.params.requestId)) return
-      // the server may never answer a cancelled request: nothing to fail for it later
-      this.#pending.delete(msg.params.requestId)
+      // the server may never answer a cancelled request: nothing to fail for it later; its id
+      // stays in use (a late answer is dropped, never taken for a later request's)
+      const id = msg.params.requestId
+      if (this.#pending.get(id) !== undefined) {
+        this.#pending.delete(id)
+        this.#cancelled.add(id)
+        if (this.#cancelled.size > MAX_CANCELLED) this.#cancelled.delete(this.#cancelled.values().next().value as RpcId)
+      }
     }
     this.#sinks.toServer(msg)
     if (method === 'notifications/initialized' && this.#initialized === undefined) {
@@ -409,8 +444,20 @@ export class McpProxy {
     }
     const opts = this.#guardOpts
     if (this.#remote) {
-      // state in Redis: decided off the event loop, then forwarded (docs/state.md)
-      gate.guardAsync(text, opts).then((report) => this.#decided(msg, text, gate, report), malformed)
+      // state in Redis: decided off the event loop, then forwarded (docs/state.md); its id is in
+      // flight meanwhile
+      const id = msg.id as RpcId
+      this.#deciding.add(id)
+      gate.guardAsync(text, opts).then(
+        (report) => {
+          this.#deciding.delete(id)
+          this.#decided(msg, text, gate, report)
+        },
+        (err: unknown) => {
+          this.#deciding.delete(id)
+          malformed(err)
+        },
+      )
       return
     }
     let report: TurnReport<'mcp'>
@@ -550,11 +597,15 @@ export class McpProxy {
       this.#log(`server wrote JSON that is not a JSON-RPC message; not forwarded: ${clip(JSON.stringify(msg))}`)
       return
     }
-    const isResponse = !('method' in msg) && ('result' in msg || 'error' in msg)
-    if (!isResponse) {
+    if (typeof msg.method === 'string') {
       this.#passToClient(msg, line) // a server request or notification: untouched
       // The server's tools changed: learn them again before the next call is decided.
       if (msg.method === 'notifications/tools/list_changed' && this.#initialized === 'sent' && this.#own.size === 0) this.#startListing()
+      return
+    }
+    if ('method' in msg || !('result' in msg || 'error' in msg)) {
+      // neither a request nor an answer: nothing the client could take it for is passed on
+      this.#log(`server wrote an object that is neither a JSON-RPC request nor an answer; not forwarded${line !== undefined ? `: ${clip(line)}` : ''}`)
       return
     }
     const id = msg.id
@@ -564,8 +615,17 @@ export class McpProxy {
       return // never shown to the client
     }
     const pending = isId(id) ? this.#pending.get(id) : undefined
-    if (pending) this.#pending.delete(id as RpcId)
-    if (pending && id === this.#initializeId && isObject(msg.result)) {
+    if (pending === undefined) {
+      // An answer goes to the client only for the request it answers: one to no request in
+      // flight (an answer sent twice, one to a request still held or awaiting approval, one made
+      // up) could be taken by the client for a request of that id it has open.
+      if (id === null) this.#passToClient(msg, line) // an error about no request (JSON-RPC: an unreadable one)
+      else if (isId(id) && this.#cancelled.delete(id)) this.#log(`the server answered the cancelled request ${idText(id)}; dropped`)
+      else this.#log(`the server answered ${isId(id) ? `id ${idText(id)}, which no request in flight has` : 'with no request id'}; dropped`)
+      return
+    }
+    this.#pending.delete(id as RpcId)
+    if (id === this.#initializeId && isObject(msg.result)) {
       const r = msg.result
       if (typeof r.protocolVersion === 'string') this.#protocolVersion = r.protocolVersion
       this.#serverHasTools = isObject(r.capabilities) && r.capabilities.tools !== undefined
@@ -578,12 +638,12 @@ export class McpProxy {
         return
       }
     }
-    if (pending?.method !== 'tools/list' && pending?.method !== 'initialize') {
+    if (pending.method !== 'tools/list' && pending.method !== 'initialize') {
       // an answer the proxy reads nothing from (a tools/call result …): passed on as it came
       this.#passToClient(msg, line)
       return
     }
-    if (pending?.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
+    if (pending.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
       this.#tools.learn(msg.result.tools, !pending.cursor)
       if (this.#opts.filterList) {
         try {
@@ -706,6 +766,11 @@ export function argumentsAt(text: string): { start: number; end: number } | unde
   const key = text.indexOf('"arguments"')
   if (key < 0 || key !== text.lastIndexOf('"arguments"') || text.includes('\\u')) return undefined
   return valueSpan(text, key + 11, '{')
+}
+
+/** A request id as the log and the error messages name it (a string quoted, and clipped). */
+function idText(id: RpcId): string {
+  return typeof id === 'number' ? String(id) : clip(JSON.stringify(id))
 }
 
 function clip(s: string): string {
