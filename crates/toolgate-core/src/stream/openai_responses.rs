@@ -15,8 +15,15 @@
 //! A text call is decided at its first complete form (`.done`, or `output_item.done` if that comes
 //! first); the other must agree. An allowed call is released whole (added, one delta and done for a
 //! text call; then its `output_item.done`); a refused one is dropped with every event about it.
+//! A built-in call's `output_item.added` is released as the item decided (its `output_item.done`
+//! form, repairs written) with the status it was added with.
 //! Forwarded items are renumbered in the order forwarded, sequence numbers renumbered, and the
 //! `output` of lifecycle events rewritten to match (refused calls removed, repairs written).
+//! Every item of a lifecycle event's `output` that names a tracked call (by `id` or `call_id`,
+//! whatever its `type` now says) must restate the call as decided — the same type, name,
+//! namespace and ids; a text call's arguments the decided text; a built-in call's item its
+//! decided form in every member but `status` — or the stream stops (`E_PAYLOAD`): a client
+//! reading the final Response (openai-node `finalResponse()`) runs only what was decided.
 
 use ahash::AHashMap;
 use serde_json::{json, Map, Value};
@@ -163,7 +170,14 @@ impl ResponsesStream {
             events.push(json!({ "type": delta_kind, "item_id": item_id, "output_index": out, "delta": text }));
             events.push(json!({ "type": done_kind, "item_id": item_id, "output_index": out, member: text }));
         } else {
-            events.push(json!({ "type": "response.output_item.added", "output_index": out, "item": it.added }));
+            // the item as decided (the action that runs), with the status it was added with: a
+            // client acting on `output_item.added` must not read another action than the one decided
+            let mut added = done_form.clone();
+            match it.added.get("status") {
+                Some(s) => added.insert("status".into(), s.clone()),
+                None => added.remove("status"),
+            };
+            events.push(json!({ "type": "response.output_item.added", "output_index": out, "item": added }));
         }
         if it.done {
             events.push(json!({ "type": "response.output_item.done", "output_index": out, "item": done_form }));
@@ -286,8 +300,12 @@ impl ResponsesStream {
         }
     }
 
-    /// Rewrites `response.output` to what was forwarded. In the terminal Response every call
-    /// must be one the stream announced, with the arguments decided.
+    /// Rewrites `response.output` to what was forwarded. Every item naming a call the stream
+    /// tracks (by item `id` or `call_id`, whatever its type now says) must restate that call as
+    /// decided, in any lifecycle event: a text call's arguments (where present) are the decided
+    /// text, a built-in call's item is its `output_item.done` form in every member but `status`;
+    /// anything else stops the stream. In the terminal Response every call must be one the
+    /// stream announced.
     fn rewrite_output(&self, cx: &Cx<'_>, response: &mut Map<String, Value>, terminal: bool) -> Result<(), GateError> {
         let op = key(&key(&[], "response"), "output");
         let Some(Value::Array(output)) = response.get_mut("output") else { return Ok(()) };
@@ -297,35 +315,24 @@ impl ResponsesStream {
                 kept.push(item);
                 continue;
             };
-            let kind = classify(&m);
-            if matches!(kind, Kind::Provider | Kind::Other) {
-                kept.push(Value::Object(m));
-                continue;
-            }
             let by = |map: &AHashMap<String, usize>, k: &str| m.get(k).and_then(Value::as_str).and_then(|id| map.get(id)).copied();
             let pos = by(&self.calls_by_id, "id").or_else(|| by(&self.calls_by_call_id, "call_id"));
             let Some(it) = pos.and_then(|p| self.items.get(p)) else {
-                if terminal {
+                if matches!(classify(&m), Kind::Provider | Kind::Other) {
+                    kept.push(Value::Object(m));
+                } else if terminal {
                     let id = m.get("call_id").or_else(|| m.get("id")).and_then(Value::as_str).unwrap_or("no id");
                     let t = m.get("type").and_then(Value::as_str).unwrap_or("call");
                     return Err(cx.err(&index(&op, i), format!("the final output holds a {t} ({id}) the stream never announced")));
                 }
                 continue;
             };
+            let call_id = || it.added.get("call_id").and_then(Value::as_str).unwrap_or("?");
             if let Some(k) = restated_differently(&it.added, &m) {
-                return Err(cx.err(
-                    &key(&index(&op, i), k),
-                    format!(
-                        "the output restates call {:?} with another `{k}` than the one decided",
-                        it.added.get("call_id").and_then(Value::as_str).unwrap_or("?")
-                    ),
-                ));
+                return Err(cx.err(&key(&index(&op, i), k), format!("the output restates call {:?} with another `{k}` than the one decided", call_id())));
             }
-            if let (true, Kind::Text(member), Some(t)) = (terminal, it.kind, it.call.and_then(|c| cx.sh.call(c))) {
-                let sent = m.get(member).and_then(Value::as_str);
-                if t.verdict.is_some() && !t.overflowed && sent.is_some_and(|s| s != t.text) {
-                    return Err(cx.err(&key(&index(&op, i), member), format!("the final arguments of call {:?} differ from those decided", t.call_id)));
-                }
+            if let Some(k) = self.differs_from_decision(cx, it, &m) {
+                return Err(cx.err(&key(&index(&op, i), &k), format!("the output restates call {:?} with another `{k}` than the one decided", call_id())));
             }
             if let Some(item) = self.allowed_item(cx, it, m) {
                 kept.push(Value::Object(item));
@@ -333,6 +340,27 @@ impl ResponsesStream {
         }
         *output = kept;
         Ok(())
+    }
+
+    /// The member by which `later` (an item of a Response's `output`) restates a DECIDED call
+    /// otherwise than it was decided, or `None`. A text call: its arguments member, when present,
+    /// must be the text decided (not the repair: the text the model sent). A built-in call was
+    /// decided on its `output_item.done` item as a whole (its action, and whatever else the host
+    /// reads beside it: `actions`, `pending_safety_checks` …), so every member but `status` must
+    /// be that item's. An undecided call is dropped from the output, never compared.
+    fn differs_from_decision(&self, cx: &Cx<'_>, it: &Item, later: &Map<String, Value>) -> Option<String> {
+        let t = cx.sh.call(it.call?)?;
+        if t.verdict.is_none() || t.overflowed {
+            return None;
+        }
+        match it.kind {
+            Kind::Text(member) => later.get(member).is_some_and(|v| v.as_str() != Some(t.text.as_str())).then(|| member.to_owned()),
+            _ => {
+                let decided = &it.value;
+                let differs = |k: &String| k != "status" && decided.get(k) != later.get(k);
+                later.keys().find(|k| differs(k)).or_else(|| decided.keys().find(|k| differs(k))).cloned()
+            }
+        }
     }
 
     fn lifecycle(&mut self, cx: &mut Cx<'_>, mut ev: Map<String, Value>, terminal: Option<&'static str>) -> Result<(), GateError> {
