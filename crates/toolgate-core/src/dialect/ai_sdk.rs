@@ -2,12 +2,15 @@
 //! puts them — a `generateText` result (`steps[].content`), one step or its `content`, the
 //! `toolCalls` list, an assistant `ModelMessage` or a message list, and the provider level
 //! (`LanguageModelV3`/`V4` `doGenerate` result, `input` a JSON string). A call is pending unless a
-//! `tool-result` / `tool-error` part answers its id (or its approval was denied); parts with
-//! `providerExecuted: true` are reported, not gated. Refusals are answered as one `role: "tool"`
-//! `ModelMessage` of `tool-result` parts with `output: { type: "error-text", value }`.
+//! later `tool-result` / `tool-error` part answers its id (or a later response denies its
+//! approval); a provider-level call (`input` JSON text: the model's own answer) is answered only
+//! from a later part list (a `role: "tool"` message), never by a result beside it in its own
+//! `content` (see [`resolve`]). Parts with `providerExecuted: true` are reported, not gated.
+//! Refusals are answered as one `role: "tool"` `ModelMessage` of `tool-result` parts with
+//! `output: { type: "error-text", value }`.
 //! UI messages (`UIMessage.parts` from `useChat`) are the `ai-sdk-ui` dialect (`ai_sdk_ui.rs`).
 
-use ahash::AHashSet;
+use ahash::AHashMap;
 use serde_json::{json, Map, Value};
 
 use super::ai_sdk_ui;
@@ -55,7 +58,7 @@ impl Codec for AiSdk {
     }
 
     fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
-        let mut parts: Vec<(Path, &Map<String, Value>)> = Vec::new();
+        let mut parts: Vec<Part<'_>> = Vec::new();
         collect(payload, &mut parts)?;
         resolve(&parts)
     }
@@ -123,7 +126,7 @@ fn is_step(v: &Value) -> bool {
 }
 
 /// Gathers every part of the payload in order, with its path, validating the containers.
-fn collect<'v>(payload: &'v Value, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
+fn collect<'v>(payload: &'v Value, parts: &mut Vec<Part<'v>>) -> Result<(), GateError> {
     match payload {
         Value::Object(m) if m.contains_key("role") => message(payload, Vec::new(), parts),
         Value::Object(m) => {
@@ -166,23 +169,32 @@ fn collect<'v>(payload: &'v Value, parts: &mut Vec<(Path, &'v Map<String, Value>
     }
 }
 
-fn step_content<'v>(step: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
+fn step_content<'v>(step: &'v Value, path: Path, parts: &mut Vec<Part<'v>>) -> Result<(), GateError> {
     let m = shape::object(D, &path, step)?;
     let content = m.get("content").ok_or_else(|| broken(D, &path, "missing `content`"))?;
     part_list(content, key(&path, "content"), parts)
 }
 
-fn part_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
+/// One part, with its path and the part list it sits in (one list per message, step, `content`,
+/// `toolCalls` or `toolResults`; numbered in payload order).
+struct Part<'v> {
+    path: Path,
+    list: usize,
+    m: &'v Map<String, Value>,
+}
+
+fn part_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<Part<'v>>) -> Result<(), GateError> {
+    let n = parts.last().map_or(0, |p| p.list + 1);
     for (i, part) in shape::array(D, &path, list)?.iter().enumerate() {
         let p = index(&path, i);
         let m = shape::object(D, &p, part)?;
         shape::string(D, &p, m, "type")?;
-        parts.push((p, m));
+        parts.push(Part { path: p, list: n, m });
     }
     Ok(())
 }
 
-fn message_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
+fn message_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<Part<'v>>) -> Result<(), GateError> {
     for (i, msg) in shape::array(D, &path, list)?.iter().enumerate() {
         message(msg, index(&path, i), parts)?;
     }
@@ -191,7 +203,7 @@ fn message_list<'v>(list: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<
 
 /// A `ModelMessage`: assistant and tool messages contribute their parts; system and user
 /// messages hold no tool parts.
-fn message<'v>(msg: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String, Value>)>) -> Result<(), GateError> {
+fn message<'v>(msg: &'v Value, path: Path, parts: &mut Vec<Part<'v>>) -> Result<(), GateError> {
     if ai_sdk_ui::looks_like_ui_message(msg) {
         return Err(broken(
             D,
@@ -210,37 +222,67 @@ fn message<'v>(msg: &'v Value, path: Path, parts: &mut Vec<(Path, &'v Map<String
     }
 }
 
+/// Where the answers to one call id sit: the last one, and the last one in another part list
+/// than that one (enough to tell whether some answer after a call sits in a list of its own).
+#[derive(Default)]
+struct Answers {
+    last: Option<(usize, usize)>,
+    other: Option<(usize, usize)>,
+}
+
+impl Answers {
+    /// Records an answer at part `at` of list `list` (called in payload order).
+    fn add(&mut self, at: usize, list: usize) {
+        if let Some(last) = self.last.filter(|l| l.1 != list) {
+            self.other = Some(last);
+        }
+        self.last = Some((at, list));
+    }
+
+    /// Whether an answer follows the call at part `at` of list `list`; with `own_list` false, only
+    /// an answer in another part list counts.
+    fn answer(&self, at: usize, list: usize, own_list: bool) -> bool {
+        let counts = |(a, l): (usize, usize)| a > at && (own_list || l != list);
+        self.last.is_some_and(counts) || self.other.is_some_and(counts)
+    }
+}
+
 /// Decides which `tool-call` parts are pending calls, which are provider-executed, and reads them.
-fn resolve(parts: &[(Path, &Map<String, Value>)]) -> Result<Found, GateError> {
-    let mut answered: AHashSet<&str> = AHashSet::new();
-    let mut approval_of: Vec<(&str, &str)> = Vec::new(); // (approvalId, toolCallId)
-    let mut denied: Vec<&str> = Vec::new(); // approvalIds
-    for (_, m) in parts {
-        let id = m.get("toolCallId").and_then(Value::as_str);
-        match m.get("type").and_then(Value::as_str) {
-            Some("tool-result" | "tool-error") => answered.extend(id),
-            Some("tool-approval-request") => {
-                let call = id.or_else(|| m.get("toolCall").and_then(|c| c.get("toolCallId")).and_then(Value::as_str));
-                if let (Some(a), Some(c)) = (m.get("approvalId").and_then(Value::as_str), call) {
-                    approval_of.push((a, c));
-                }
+///
+/// A call is answered only by a part AFTER it (a `tool-result` / `tool-error` for its id, or a
+/// denied approval of it). A provider-level call (`input` JSON text, as `doGenerate` returns it)
+/// is the model's own answer: a result in its own part list does not answer it (only calls the
+/// provider ran have results there, and those are reported, not gated), so it is decided; the
+/// answer must sit in a later list (a `role: "tool"` message). Calls the SDK parsed (`input` a
+/// value) are answered by a result after them in the same list too: a step's `content` holds the
+/// results of the calls the SDK ran in it.
+fn resolve(parts: &[Part<'_>]) -> Result<Found, GateError> {
+    let mut approval_of: AHashMap<&str, &str> = AHashMap::new(); // approvalId -> toolCallId
+    for p in parts {
+        if p.m.get("type").and_then(Value::as_str) == Some("tool-approval-request") {
+            let call = p.m.get("toolCallId").or_else(|| p.m.get("toolCall").and_then(|c| c.get("toolCallId"))).and_then(Value::as_str);
+            if let (Some(a), Some(c)) = (p.m.get("approvalId").and_then(Value::as_str), call) {
+                approval_of.insert(a, c);
             }
-            Some("tool-approval-response") if m.get("approved") == Some(&Value::Bool(false)) => {
-                if let Some(c) = m.get("toolCall").and_then(|c| c.get("toolCallId")).and_then(Value::as_str) {
-                    answered.insert(c);
-                }
-                denied.extend(m.get("approvalId").and_then(Value::as_str));
-            }
-            _ => {}
         }
     }
-    for (a, c) in approval_of {
-        if denied.contains(&a) {
-            answered.insert(c);
+    let mut answered: AHashMap<&str, Answers> = AHashMap::new();
+    for (at, p) in parts.iter().enumerate() {
+        let m = p.m;
+        let ids: [Option<&str>; 2] = match m.get("type").and_then(Value::as_str) {
+            Some("tool-result" | "tool-error") => [m.get("toolCallId").and_then(Value::as_str), None],
+            Some("tool-approval-response") if m.get("approved") == Some(&Value::Bool(false)) => [
+                m.get("toolCall").and_then(|c| c.get("toolCallId")).and_then(Value::as_str),
+                m.get("approvalId").and_then(Value::as_str).and_then(|a| approval_of.get(a).copied()),
+            ],
+            _ => [None, None],
+        };
+        for id in ids.into_iter().flatten() {
+            answered.entry(id).or_default().add(at, p.list);
         }
     }
     let mut found = Found::default();
-    for (p, m) in parts {
+    for (at, Part { path: p, list, m }) in parts.iter().enumerate() {
         if m.get("type").and_then(Value::as_str) != Some("tool-call") {
             continue;
         }
@@ -254,7 +296,7 @@ fn resolve(parts: &[(Path, &Map<String, Value>)]) -> Result<Found, GateError> {
         if provider_executed {
             let n = found.provider_executed.len();
             found.provider_executed.push(ProviderCall { call_id: shape::id_or_index(Some(id), n), tool: name.to_owned(), kind: "tool-call".into() });
-        } else if !answered.contains(id) {
+        } else if !answered.get(id).is_some_and(|a| a.answer(at, *list, !m.get("input").is_some_and(Value::is_string))) {
             found.calls.push(Call {
                 call_id: shape::id_or_index(Some(id), found.calls.len()),
                 wire_id: (!id.is_empty()).then(|| Value::String(id.to_owned())),

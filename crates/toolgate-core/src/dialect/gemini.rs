@@ -4,9 +4,11 @@
 //! snake_case spellings a Python SDK dump produces (`function_call` …) are read as well.
 //!
 //! Calls are `functionCall` parts (`name`, `args` an object, `id` when the API sends one; else
-//! the call id is the call's index in the report and no id is written back). In a list, a call
-//! is pending unless a later `functionResponse` answers it: by `id`, or, when the response has
-//! none, the earliest open call of the same `name`. `executableCode` parts (the code-execution
+//! the call id is the call's index in the report and no id is written back). In a list (a
+//! conversation), a call is pending unless a `functionResponse` of a later content answers it:
+//! by `id`, or, when the response has none, the earliest open call of the same `name`. In one
+//! model answer (a response's `candidates`, one content, a Live message) a `functionResponse`
+//! answers nothing: a provider never answers its own calls, so every call there is decided. `executableCode` parts (the code-execution
 //! tool) and `toolCall` parts (server-side tool invocations) are reported as provider-executed;
 //! their `codeExecutionResult` / `toolResponse` parts are results, not calls. A part whose
 //! `functionCall` is `null` and that holds nothing else is a call that arrived empty: refused
@@ -89,6 +91,7 @@ impl Codec for Gemini {
             Value::Object(m) if live::is_live(m) => live::read(m, &mut r)?,
             Value::Array(list) => {
                 for (i, content) in list.iter().enumerate() {
+                    r.answerable = r.open.len(); // the calls of earlier contents
                     r.content(content, index(&[], i))?;
                 }
             }
@@ -257,6 +260,10 @@ fn is_content(v: &Value) -> bool {
 struct Reader {
     open: Vec<Call>,
     provider: Vec<ProviderCall>,
+    /// How many of the first `open` calls a `functionResponse` may answer: those of EARLIER
+    /// contents of a conversation. A response (`candidates`), one content or a Live message is
+    /// one model answer, where a `functionResponse` answers nothing (it stays 0 there).
+    answerable: usize,
 }
 
 impl Reader {
@@ -327,17 +334,20 @@ impl Reader {
         Ok(())
     }
 
-    /// Closes the open call a `functionResponse` answers (none: it answers an earlier turn).
+    /// Closes the open call of an earlier content a `functionResponse` answers (none: it answers
+    /// an earlier turn, or it sits in the same answer as the call, which it cannot answer).
     fn answer(&mut self, rp: &[Seg], fr: &Value) -> Result<(), GateError> {
         let r = shape::object(D, rp, fr)?;
         let id = shape::opt_string(D, rp, r, "id")?.filter(|s| !s.is_empty());
         let name = shape::opt_string(D, rp, r, "name")?;
+        let earlier = &self.open[..self.answerable.min(self.open.len())];
         let hit = match id {
-            Some(id) => self.open.iter().position(|c| c.wire_id.as_ref().and_then(Value::as_str) == Some(id)),
-            None => self.open.iter().position(|c| Some(c.tool.as_str()) == name),
+            Some(id) => earlier.iter().position(|c| c.wire_id.as_ref().and_then(Value::as_str) == Some(id)),
+            None => earlier.iter().position(|c| Some(c.tool.as_str()) == name),
         };
         if let Some(i) = hit {
             self.open.remove(i);
+            self.answerable -= 1;
         }
         Ok(())
     }

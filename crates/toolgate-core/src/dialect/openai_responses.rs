@@ -22,8 +22,10 @@
 //! server runs the call; a repaired argument could not reach it), `program`, a server-side
 //! `tool_search_call`, and any other `*_call` item without a `call_id`.
 //!
-//! In a list, a call is pending unless a later `*_output` item answers its `call_id`
-//! (`local_shell_call_output` answers by `id`).
+//! In a list (a conversation), a call is pending unless a later `*_output` item answers its
+//! `call_id` (`local_shell_call_output` answers by `id`). A Response's `output` is one model
+//! answer: an output item there answers nothing (a provider never answers its own calls), so
+//! every call in it is decided — a host reading `output` runs no call the gate did not see.
 
 #[path = "openai_responses_answer.rs"]
 mod answer;
@@ -112,7 +114,7 @@ impl Codec for OpenAiResponses {
 
     fn read(&self, payload: &Value, _opts: &TurnOptions) -> Result<Found, GateError> {
         match payload {
-            Value::Array(list) => read_items(list, &[]),
+            Value::Array(list) => read_items(list, &[], true),
             Value::Object(m) if m.contains_key("type") => {
                 // one output item on its own (`response.output[0]`, a `response.output_item.done`
                 // event's `item`): a Response's own members beside it would be a second reading
@@ -124,7 +126,7 @@ impl Codec for OpenAiResponses {
             Value::Object(m) if m.contains_key("output") || m.get("object").and_then(Value::as_str) == Some("response") => {
                 let p = key(&[], "output");
                 let output = m.get("output").ok_or_else(|| broken(D, &[], "missing `output`"))?;
-                read_items(shape::array(D, &p, output)?, &p)
+                read_items(shape::array(D, &p, output)?, &p, false)
             }
             other => Err(broken(
                 D,
@@ -198,8 +200,11 @@ enum Entry<'v> {
     Other,
 }
 
-/// Reads a list of items: gated calls still pending, and provider-executed items.
-fn read_items(list: &[Value], base: &[Seg]) -> Result<Found, GateError> {
+/// Reads a list of items: gated calls still pending, and provider-executed items. In a
+/// conversation (an item list, `answers`) a `*_output` item answers the calls before it; in a
+/// Response's `output` (the model's own answer, which no provider fills with answers to its own
+/// calls) nothing answers a call: every call there is decided.
+fn read_items(list: &[Value], base: &[Seg], answers: bool) -> Result<Found, GateError> {
     let mut entries = Vec::with_capacity(list.len());
     let mut servers = 0usize;
     for (i, item) in list.iter().enumerate() {
@@ -215,7 +220,9 @@ fn read_items(list: &[Value], base: &[Seg]) -> Result<Found, GateError> {
     for e in entries.iter().rev() {
         keep.push(match e {
             Entry::Answer(id) => {
-                answered.insert(id);
+                if answers {
+                    answered.insert(id);
+                }
                 true
             }
             Entry::Call(c) => !c.wire_id.as_ref().and_then(Value::as_str).is_some_and(|id| answered.contains(id)),
