@@ -1,14 +1,19 @@
 // The hash chains of the audit trail (docs/audit.md): where a chain's lines go and the link to
-// the last one — the SHA-256 of its bytes, or, with a chain key (`audit.chainKeyEnv` /
-// `chainKeyFile`), their HMAC-SHA-256, which nobody without the key can compute, so a forged and
-// re-chained log does not verify. A JSONL file has one chain per process, shared by every trail
-// writing to it (so two gates on one file still write one unbroken chain); standard output has
-// one too; a trail with neither keeps a chain of its own for `onAudit`.
+// the last one. Plain: each line's `prev` is the SHA-256 of the line before. Keyed
+// (`audit.chainKeyEnv` / `chainKeyFile`): each line ends in its own `mac`, the HMAC-SHA-256 under
+// the key of its content (its `prev` included), and the next line's `prev` is that `mac` — so every
+// line, the last one too, is authenticated by the key, and nobody without it can change or
+// re-chain one. A gate opening a keyed log links to its last line only when that line's `mac`
+// proves it; otherwise its `open` record says the tail is unproven (`unprovenTail`), which verify
+// reports. A JSONL file has one chain per process, shared by every trail writing to it (so two
+// gates on one file still write one unbroken chain); standard output has one too; a trail with
+// neither keeps a chain of its own for `onAudit`.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 
 import { ToolGateError } from '../errors'
+import { MAX_LINE_BYTES } from './lines'
 
 /** SHA-256 of `text` (UTF-8), base64url without padding: the `prev` of the line after it. */
 export function lineHash(text: string | Buffer): string {
@@ -35,26 +40,92 @@ export function chainKeyId(key: Buffer): string {
   return lineMac(key, 'toolgate audit chain key id').slice(0, 16)
 }
 
-/** The link function of a chain: keyed (HMAC) with a key, SHA-256 without. */
-export function linkFor(key: Buffer | undefined): (text: string | Buffer) => string {
-  return key === undefined ? lineHash : (text) => lineMac(key, text)
-}
-
 const sameKey = (a: Buffer | undefined, b: Buffer | undefined) => (a === undefined || b === undefined ? a === b : a.length === b.length && timingSafeEqual(a, b))
 
-/** The last whole line of an open file (and the length in bytes of any torn tail after it). */
-function lastLine(fd: number): { line: string | null; torn: number; size: number } {
+/** Bytes read at a time when scanning a file backwards for a newline. */
+const BACK_CHUNK = 1 << 16
+
+/**
+ * The position of the last newline in bytes `[lo, to)` of an open file, or -1: read backwards a
+ * chunk at a time, so a long line costs one chunk of memory.
+ */
+function newlineBefore(fd: number, to: number, lo: number): number {
+  const buf = Buffer.allocUnsafe(BACK_CHUNK)
+  let end = to
+  while (end > lo) {
+    const start = Math.max(lo, end - BACK_CHUNK)
+    const n = readSync(fd, buf, 0, end - start, start)
+    const at = buf.subarray(0, n).lastIndexOf(0x0a)
+    if (at >= 0) return start + at
+    end = start
+  }
+  return -1
+}
+
+/** The end of an open file as a gate finds it when it opens the file. */
+interface FileTail {
+  /** The last whole line's bytes (without its newline); `undefined` when the file holds no whole line, `null` when that line is longer than {@link MAX_LINE_BYTES} (never read in part). */
+  line: Buffer | null | undefined
+  /** Bytes after the last newline (a torn line), to be cut off. */
+  torn: number
+  size: number
+}
+
+/**
+ * The last whole line of an open file, and the length of any torn tail after it. The line is read
+ * back to the newline before it, however far that is, up to {@link MAX_LINE_BYTES} (the longest
+ * line `verify` reads and the longest a trail writes): a longer line comes back `null`, never in
+ * part. The torn tail is found whatever its length.
+ */
+function lastLine(fd: number, maxLineBytes = MAX_LINE_BYTES): FileTail {
   const size = fstatSync(fd).size
-  if (size === 0) return { line: null, torn: 0, size }
-  const chunk = Math.min(size, 1 << 20)
-  const buf = Buffer.alloc(chunk)
-  readSync(fd, buf, 0, chunk, size - chunk)
+  if (size === 0) return { line: undefined, torn: 0, size }
   // bytes, not decoded text: a tail cut inside a multi-byte character must not move the cut
-  const end = buf.lastIndexOf(0x0a)
-  const torn = end < 0 ? (chunk === size ? size : 0) : chunk - end - 1
-  if (end < 0) return { line: null, torn, size }
-  const start = buf.lastIndexOf(0x0a, end - 1)
-  return { line: buf.subarray(start + 1, end).toString('utf8') || null, torn, size }
+  const end = newlineBefore(fd, size, 0)
+  const torn = size - end - 1
+  if (end < 0) return { line: undefined, torn, size }
+  const lo = Math.max(0, end - maxLineBytes - 1)
+  const start = newlineBefore(fd, end, lo)
+  if (start < 0 && lo > 0) return { line: null, torn, size }
+  const line = Buffer.allocUnsafe(end - start - 1)
+  let done = 0
+  while (done < line.length) done += readSync(fd, line, done, line.length - done, start + 1 + done)
+  return { line, torn, size }
+}
+
+/**
+ * A keyed line's own MAC (`"mac"`, the last member): the HMAC-SHA-256 under the key of the line as
+ * it reads without that member — its bytes up to `,"mac":"…"` followed by `}`. A keyed line's
+ * successor links to it by this value (its `prev`), so one HMAC per line both authenticates the
+ * line and chains it.
+ */
+const SEAL_PREFIX = Buffer.from(',"mac":"')
+/** `,"mac":"` + 43 base64url characters + `"}`. */
+const SEAL_BYTES = SEAL_PREFIX.length + 43 + 2
+const B64URL = /^[A-Za-z0-9_-]{43}$/
+
+/** The `mac` member a line ends in (not checked), or undefined when it ends in none. */
+export function sealIn(line: Buffer): string | undefined {
+  if (line.length <= SEAL_BYTES || line[line.length - 1] !== 0x7d || line[line.length - 2] !== 0x22) return undefined
+  const at = line.length - SEAL_BYTES
+  if (!line.subarray(at, at + SEAL_PREFIX.length).equals(SEAL_PREFIX)) return undefined
+  const mac = line.toString('latin1', at + SEAL_PREFIX.length, line.length - 2)
+  return B64URL.test(mac) ? mac : undefined
+}
+
+/** The HMAC-SHA-256 under `key` of a line's content (`body`: the line without its `mac` member). */
+function sealOf(key: Buffer, body: string | Buffer, close = false): string {
+  const h = createHmac('sha256', key).update(body)
+  if (close) h.update('}')
+  return h.digest('base64url')
+}
+
+/** The line's `mac` member when it is the HMAC of the line's content under `key` (the line is proven), else undefined. */
+export function provenSeal(key: Buffer, line: Buffer): string | undefined {
+  const mac = sealIn(line)
+  if (mac === undefined) return undefined
+  const want = Buffer.from(sealOf(key, line.subarray(0, line.length - SEAL_BYTES), true))
+  return timingSafeEqual(want, Buffer.from(mac)) ? mac : undefined
 }
 
 /** Writes all of `text` (a short write is continued). */
@@ -72,22 +143,27 @@ export function writeAll(fd: number, text: string): number {
  */
 export class Chain {
   readonly path: string | undefined
-  /** The chain key (HMAC-SHA-256 links), or undefined (SHA-256 links). */
+  /** The chain key (HMAC-SHA-256 links, and every line carries its own `mac`), or undefined (SHA-256 links). */
   readonly key: Buffer | undefined
-  /** The link of a line: what the next line's `prev` holds. */
-  readonly link: (text: string | Buffer) => string
   fd: number | undefined
   bytes = 0
+  /** What the next line's `prev` holds: the SHA-256 of the last line, or, keyed, its `mac`. */
   prev: string | null = null
   /** Trails writing through this chain (the file is closed when the last one closes). */
   users = 0
   /** Bytes of a torn tail cut off when the file was opened (reported once, by the first `open`). */
   recovered = 0
+  /**
+   * The file's last line could not be proven when the file was (re)opened — keyed, it carries no
+   * `mac` of this key over its content; or it is longer than a log line — so `prev` is not a link
+   * the writer vouches for (the line's SHA-256, or null): the next line written must be an `open`
+   * (or `rotate`) record that says so (`unprovenTail`), and `verify` reports that line.
+   */
+  unproven = false
 
   constructor(path: string | undefined, key: Buffer | undefined) {
     this.path = path
     this.key = key
-    this.link = linkFor(key)
     if (path === undefined) return
     try {
       this.fd = openSync(path, 'a+')
@@ -100,9 +176,28 @@ export class Chain {
   }
 
   /**
+   * Chains one record (a JSON object line without `prev`): adds `prev` (and, keyed, `mac`) as the
+   * last members and moves the chain on to it. One hash (or HMAC) per line.
+   */
+  append(record: string): string {
+    // the record without its closing brace, with `prev` added: the line is this and `}`, or, keyed,
+    // this, its mac and `}` (the mac is the HMAC of this and `}`)
+    const head = `${record.slice(0, -1)},"prev":${this.prev === null ? 'null' : `"${this.prev}"`}`
+    if (this.key === undefined) {
+      const line = `${head}}`
+      this.prev = lineHash(line)
+      return line
+    }
+    const mac = sealOf(this.key, head, true)
+    this.prev = mac
+    return `${head},"mac":"${mac}"}`
+  }
+
+  /**
    * Continues from the file as it is when it changed behind this process's back (it is new to
-   * the chain, or something else wrote to it): a torn tail is cut off, and the next line links
-   * to the last whole one.
+   * the chain, or something else wrote to it): a torn tail is cut off, and the next line links to
+   * the last whole one — keyed, only when that line's own `mac` proves a holder of the key wrote
+   * it; otherwise the tail is unproven (see {@link unproven}) and never vouched for with an HMAC.
    */
   resync(): void {
     if (this.fd === undefined || fstatSync(this.fd).size === this.bytes) return
@@ -112,7 +207,19 @@ export class Chain {
       this.recovered += last.torn
     }
     this.bytes = last.size - last.torn
-    this.prev = last.line === null ? null : this.link(last.line)
+    const line = last.line
+    if (line === undefined) {
+      this.prev = null
+      this.unproven = false
+    } else if (line === null) {
+      // longer than any line a gate writes or verify reads: not hashed in part, not linked
+      this.prev = null
+      this.unproven = true
+    } else {
+      const mac = this.key === undefined ? undefined : provenSeal(this.key, line)
+      this.prev = mac ?? lineHash(line)
+      this.unproven = this.key !== undefined && mac === undefined
+    }
   }
 
   release(key: string | undefined): void {

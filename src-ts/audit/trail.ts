@@ -1,7 +1,8 @@
 // The audit trail's host half (docs/audit.md): the core builds one JSON record per decision into
 // a bounded buffer; this drains it, links every line to the one before (`prev`: the SHA-256 of
-// the previous line's bytes, or their HMAC-SHA-256 under the chain key, base64url — a chain from
-// the `open` record), and writes the
+// the previous line's bytes, or, with a chain key, the previous line's own `mac` — the
+// HMAC-SHA-256 under the key of that line's content — a chain from the `open` record), bounds
+// every line to what `verify` reads back (MAX_LINE_BYTES), and writes the
 // lines to the configured sinks: an append-only JSONL file (one write per batch of whole lines,
 // so a crash leaves at most a torn last line; rotation by size continues the chain), standard
 // output, and a callback. Nothing is written on the hot path: records are drained every
@@ -9,6 +10,7 @@
 import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs'
 
 import { type Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, writeAll } from './chain'
+import { MAX_LINE_BYTES } from './lines'
 
 export { lineHash } from './chain'
 
@@ -41,9 +43,57 @@ export interface AuditSource {
   configHash: string
 }
 
-/** Inserts `"prev":…` as the last member of a record line (the core's lines end in `}`). */
-function chained(line: string, prev: string | null): string {
-  return `${line.slice(0, -1)},"prev":${prev === null ? 'null' : `"${prev}"`}}`
+/** The longest record the trail chains, in bytes: with `prev` and `mac` added, a line stays within {@link MAX_LINE_BYTES}, the longest `verify` reads. */
+export const MAX_RECORD_BYTES = MAX_LINE_BYTES - 1024
+/** In a record cut to size: string members are kept to this many characters … */
+const CUT_CHARS = 4096
+/** … and object or array members whose JSON is longer than this many characters are left out. */
+const KEEP_JSON_CHARS = 64 * 1024
+
+/**
+ * A record as the trail writes it: the core's line itself, or, when that is longer than
+ * {@link MAX_RECORD_BYTES} (a tool named with a million characters, megabytes of arguments with
+ * `includeArguments`), the same record cut to size — every string member kept to its first
+ * {@link CUT_CHARS} characters, every object or array member over {@link KEEP_JSON_CHARS} left out,
+ * and `args` left out (replay must not re-decide a call on part of what was decided) — with
+ * `"truncated": { bytes, cut?, omitted? }` (the original length and the members cut or left out)
+ * before `configHash`. So no line a gate writes is longer than a reader reads back.
+ */
+export function bounded(record: string): string {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: the common case costs no count
+  if (record.length * 3 <= MAX_RECORD_BYTES) return record
+  const bytes = Buffer.byteLength(record)
+  if (bytes <= MAX_RECORD_BYTES) return record
+  let rec: unknown
+  try {
+    rec = JSON.parse(record)
+  } catch {
+    rec = undefined
+  }
+  const src = rec !== null && typeof rec === 'object' && !Array.isArray(rec) ? (rec as Record<string, unknown>) : { v: 1, type: 'unreadable' }
+  const out: Record<string, unknown> = {}
+  const cut: string[] = []
+  const omitted: string[] = []
+  for (const [k, v] of Object.entries(src)) {
+    if (k === 'configHash' || k === 'prev' || k === 'mac' || k === 'truncated') continue
+    if (typeof v === 'string' && v.length > CUT_CHARS) {
+      // never half a surrogate pair
+      out[k] = v.slice(0, /[\uD800-\uDBFF]/.test(v[CUT_CHARS - 1]) ? CUT_CHARS - 1 : CUT_CHARS)
+      cut.push(k)
+    } else if (v !== null && typeof v === 'object' && JSON.stringify(v).length > KEEP_JSON_CHARS) {
+      omitted.push(k)
+    } else {
+      out[k] = v
+    }
+  }
+  // a record cut to size is never re-decided by replay on part of what was decided
+  if ('args' in out) {
+    delete out.args
+    omitted.push('args')
+  }
+  out.truncated = { bytes, ...(cut.length > 0 ? { cut } : {}), ...(omitted.length > 0 ? { omitted } : {}) }
+  if (typeof src.configHash === 'string') out.configHash = src.configHash
+  return JSON.stringify(out)
 }
 
 /**
@@ -141,9 +191,7 @@ class TrailWriter {
     this.#source = source
     this.#sinks = sinks
     this.#chain = chainFor(chainKey(sinks), sinks.chainKey)
-    const recovered = this.#chain.recovered
-    this.#chain.recovered = 0
-    this.#write([this.#openRecord('open', recovered)])
+    this.#write([], true)
   }
 
   decided(n: number): void {
@@ -175,9 +223,14 @@ class TrailWriter {
     this.#chain = undefined
   }
 
-  #openRecord(type: 'open' | 'rotate', recoveredBytes: number): string {
+  /**
+   * An `open` or `rotate` record for `chain`: it takes the torn bytes the chain cut off (reported
+   * once) and, when the chain's last line is unproven, says so (`unprovenTail`).
+   */
+  #openRecord(type: 'open' | 'rotate', chain: Chain): string {
     const rec: Record<string, unknown> = { v: 1, type, time: new Date().toISOString(), pid: process.pid, configHash: this.#source.configHash }
-    if (recoveredBytes > 0) rec.tornBytesRemoved = recoveredBytes
+    if (type === 'open' && chain.recovered > 0) rec.tornBytesRemoved = chain.recovered
+    if (chain.unproven) rec.unprovenTail = true
     const key = this.#sinks.chainKey
     if (key !== undefined) {
       // this record's own `prev`, and every line's after it, is an HMAC under the key
@@ -187,11 +240,16 @@ class TrailWriter {
     return JSON.stringify(rec)
   }
 
-  #write(lines: string[]): void {
+  /**
+   * Chains `lines` and writes them to every sink; `opening`: this trail's `open` record first.
+   * While the chain's last line is unproven, a batch always starts with an `open` record saying so.
+   */
+  #write(records: string[], opening = false): void {
     const chain = this.#chain
+    let lines = records
     if (chain === undefined) {
       // closed: nothing can take these any more
-      this.#lost += lines.length
+      this.#lost += records.length
       return
     }
     try {
@@ -200,32 +258,40 @@ class TrailWriter {
         chain.fd = openSync(chain.path, 'a+')
         chain.bytes = fstatSync(chain.fd).size
       }
-      if (chain.fd !== undefined) {
+      const max = this.#sinks.maxFileBytes
+      if (chain.fd !== undefined && max !== undefined && chain.bytes > 0) {
         // rotate before chaining, so the batch follows the `rotate` record
-        const max = this.#sinks.maxFileBytes
-        const estimate = lines.reduce((n, l) => n + Buffer.byteLength(l) + 60, 0)
-        if (max !== undefined && chain.bytes > 0 && chain.bytes + estimate > max) this.#rotate(chain)
+        const estimate = lines.reduce((n, l) => n + Buffer.byteLength(l) + 60, opening || chain.unproven ? 400 : 0)
+        if (chain.bytes + estimate > max) this.#rotate(chain)
       }
     } catch (err) {
-      this.#fail(err, lines.length)
+      this.#fail(err, records.length)
       return
+    }
+    const recovered = chain.recovered
+    const unproven = chain.unproven
+    if (opening || unproven) {
+      lines = [this.#openRecord('open', chain), ...lines]
+      chain.recovered = 0
     }
     let out = ''
     const written: string[] = []
     const start = chain.prev
     for (const raw of lines) {
-      const line = chained(raw, chain.prev)
-      chain.prev = chain.link(line)
+      const line = chain.append(bounded(raw))
       out += line + '\n'
       written.push(line)
     }
+    chain.unproven = false
     if (chain.fd !== undefined) {
       try {
         chain.bytes += writeAll(chain.fd, out)
       } catch (err) {
         // nothing of this batch is the chain's: the next line follows the last one written
         chain.prev = start
-        this.#fail(err, lines.length)
+        chain.recovered = recovered
+        chain.unproven = unproven
+        this.#fail(err, records.length)
         return
       }
     }
@@ -269,8 +335,14 @@ class TrailWriter {
     renameSync(path, `${path}.${n}`)
     chain.fd = openSync(path, 'a+')
     chain.bytes = 0
-    const line = chained(this.#openRecord('rotate', 0), chain.prev)
-    chain.bytes += writeAll(chain.fd, line + '\n')
-    chain.prev = chain.link(line)
+    const start = chain.prev
+    const line = chain.append(this.#openRecord('rotate', chain))
+    try {
+      chain.bytes += writeAll(chain.fd, line + '\n')
+    } catch (err) {
+      chain.prev = start
+      throw err
+    }
+    chain.unproven = false
   }
 }

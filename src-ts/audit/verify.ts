@@ -6,7 +6,7 @@
 // given. The first line that breaks the chain is diagnosed (changed, removed, inserted or
 // reordered) from the lines around it. A torn last line (no newline: a crash mid-write, or an
 // edit) fails unless the caller allows it. No printing here: the CLI renders the report.
-import { chainKeyId, KEYED_CHAIN, lineHash, lineMac } from './chain'
+import { chainKeyId, KEYED_CHAIN, lineHash, lineMac, provenSeal, sealIn } from './chain'
 import { MAX_LINE_BYTES, readLines, type RawLine } from './lines'
 
 
@@ -34,6 +34,8 @@ export type BreakKind =
   | 'torn'
   /** A keyed chain that cannot be checked: no key given, another key, or an unkeyed part where the key is required. */
   | 'key'
+  /** A keyed line a gate opening the log could not prove (its `open` record says `unprovenTail`): changed before the gate opened the file, or written before lines carried a mac (accepted only with `allowUnprovenTail`). */
+  | 'unproven'
 
 /** The first line that breaks the log. */
 export interface ChainBreak {
@@ -109,12 +111,24 @@ const WINDOW = 4096
 
 type Rec = Record<string, unknown>
 
+/**
+ * The kind of a part of the chain (from one `open`/`rotate` record to the next): `plain` (SHA-256
+ * links), `hmac` (keyed, each `prev` the HMAC of the whole line before: logs written before lines
+ * carried their own `mac`), or `sealed` (keyed, each line ends in its own `mac` and the next
+ * line's `prev` is that `mac`).
+ */
+type Part = 'plain' | 'hmac' | 'sealed'
+
 interface Seen {
   line: number
+  file: string
   /** SHA-256 of the line. */
   hash: string
   /** HMAC-SHA-256 of the line under the key, when a key was given. */
   mac: string | undefined
+  /** The line's own `mac` member (checked when the line is in a sealed part). */
+  seal: string | undefined
+  part: Part
   rec: Rec | undefined
 }
 
@@ -124,6 +138,8 @@ export interface VerifyOptions {
   key?: Buffer
   /** Accept a torn last line (no newline) with a warning instead of failing. */
   allowTornTail?: boolean
+  /** Accept, with a warning, a keyed line that a gate opening the log could not prove (an `open` record with `unprovenTail`), instead of failing. */
+  allowUnprovenTail?: boolean
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -157,6 +173,7 @@ interface Pending {
   expected: string
   hash: string
   mac: string | undefined
+  seal: string | undefined
   rec: Rec
   before: Seen
   /** Whether the line after it links to it (undefined: not read yet). */
@@ -205,8 +222,11 @@ export class ChainVerifier {
   readonly #key: Buffer | undefined
   readonly #keyId: string | undefined
   readonly #allowTorn: boolean
-  /** Whether the current part of the chain (since the last `open`/`rotate`) is keyed. */
-  #keyedPart = false
+  /** The kind of the current part of the chain (since the last `open`/`rotate`). */
+  #part: Part = 'plain'
+  /** The line where the first sealed part began (0: none yet). */
+  #firstSealed = 0
+  readonly #allowUnproven: boolean
   /** The line where the first keyed part began (0: none yet). */
   #firstKeyed = 0
 
@@ -214,6 +234,7 @@ export class ChainVerifier {
     this.#key = options.key
     this.#keyId = options.key === undefined ? undefined : chainKeyId(options.key)
     this.#allowTorn = options.allowTornTail === true
+    this.#allowUnproven = options.allowUnprovenTail === true
   }
 
   /** Whether verification has stopped (a break is diagnosed). */
@@ -287,13 +308,17 @@ export class ChainVerifier {
     const prev = r.prev as string | null
     const hash = lineHash(raw.bytes)
     const mac = this.#key === undefined ? undefined : lineMac(this.#key, raw.bytes)
+    const seal = sealIn(raw.bytes)
     // the part of the chain this line belongs to: an open/rotate record starts one (keyed when it
-    // says so); any other line continues the current one
+    // says so; sealed when it carries its own `mac`); any other line continues the current one
     const starts = r.type === 'open' || r.type === 'rotate'
     if (starts && r.chain !== undefined && r.chain !== KEYED_CHAIN) {
       return fail('malformed', `"chain": "${KEYED_CHAIN}" or no "chain"`, `"chain": ${show(r.chain)}`, 'a chain kind this toolgate does not know, or the line was changed')
     }
-    const keyed = starts ? r.chain === KEYED_CHAIN : this.#keyedPart
+    const part: Part = starts ? (r.chain !== KEYED_CHAIN ? 'plain' : 'mac' in r ? 'sealed' : 'hmac') : this.#part
+    const keyed = part !== 'plain'
+    /** An open/rotate record whose writer could not prove the line before it: its `prev` is that line's SHA-256, vouched for by nobody. */
+    const unproven = starts && r.unprovenTail === true
     if (keyed && this.#key === undefined) {
       return fail(
         'key', 'the chain key (--key-env VAR or --key-file FILE)', `a keyed chain (HMAC-SHA-256${typeof r.chainKeyId === 'string' ? `, key id ${r.chainKeyId}` : ''})`,
@@ -309,7 +334,15 @@ export class ChainVerifier {
         `line ${line} continues the log without the key after line ${this.#firstKeyed} began the keyed chain: lines re-chained by someone without the key, or a gate started without the key`,
       )
     }
-    const expect = (seen: Seen) => (keyed ? seen.mac! : seen.hash)
+    if (part === 'hmac' && this.#firstSealed > 0) {
+      return fail(
+        'key', 'an open or rotate record with its own "mac" (every keyed part after the first one whose lines carry a mac does too)', 'a keyed record without "mac"',
+        `line ${line} begins a keyed part whose lines carry no mac of their own after line ${this.#firstSealed} began one whose lines do: written by an older toolgate, which vouched for the line before it unchecked, or forged`,
+      )
+    }
+    /** What this line's `prev` must be, given the line before: the link its part uses. */
+    const expect = (seen: Seen): string | undefined => (unproven || part === 'plain' ? seen.hash : part === 'sealed' ? seen.seal : seen.mac)
+    const linkName = unproven || part === 'plain' ? 'hash' : part === 'sealed' ? 'mac' : 'HMAC'
     if (text.endsWith('\r') && !this.#crlf) {
       this.#crlf = true
       this.#warnings.push(`${file.path}: line ${line} ends in \\r (CRLF line endings?); the hashes cover every byte, so a converted file does not verify`)
@@ -334,26 +367,26 @@ export class ChainVerifier {
         const before = this.#files[this.#files.length - 2]
         return fail(
           'files',
-          `"prev": ${show(expect(this.#last))} (the ${keyed ? 'HMAC' : 'hash'} of the last line of ${before.path})`,
+          `"prev": ${show(expect(this.#last))} (the ${linkName} of the last line of ${before.path})`,
           `"prev": ${show(prev)}`,
           `${file.path} does not continue ${before.path}: the files are out of order, or lines were removed from the end of ${before.path}`,
         )
       }
     } else if (prev !== expect(this.#last!)) {
-      if (keyed && prev === this.#last!.hash) {
+      if (keyed && !unproven && prev === this.#last!.hash) {
         return fail(
-          'key', `"prev": ${show(expect(this.#last!))} (the HMAC of line ${line - 1} under the key)`, `"prev": ${show(prev)} (the plain SHA-256 of line ${line - 1})`,
+          'key', `"prev": ${show(expect(this.#last!))} (the ${linkName} of line ${line - 1} under the key)`, `"prev": ${show(prev)} (the plain SHA-256 of line ${line - 1})`,
           `line ${line} links to line ${line - 1} with a plain hash where the chain is keyed: re-chained by someone without the key`,
         )
       }
-      this.#pending = { file: file.path, line, found: String(prev), expected: expect(this.#last!), hash, mac, rec: r, before: this.#last!, ahead: 0 }
+      this.#pending = { file: file.path, line, found: String(prev), expected: String(expect(this.#last!)), hash, mac, seal, rec: r, before: this.#last!, ahead: 0 }
       const j = this.#recent.get(String(prev))
       if (j !== undefined && j < line - 1) {
         this.#pending = undefined
         const span = j + 1 === line - 1 ? `line ${j + 1} does` : `lines ${j + 1}–${line - 1} do`
         return fail(
           'inserted',
-          `"prev": ${show(expect(this.#last!))} (the ${keyed ? 'HMAC' : 'hash'} of line ${line - 1})`,
+          `"prev": ${show(expect(this.#last!))} (the ${linkName} of line ${line - 1})`,
           `"prev": ${show(prev)} (the hash of line ${j})`,
           `line ${line} continues line ${j}, so ${span} not belong between them: inserted, or moved here (changed, removed or reordered)`,
           j + 1,
@@ -361,16 +394,49 @@ export class ChainVerifier {
       }
       return true
     }
+    if (part === 'sealed') {
+      // the line's own mac: every line of a sealed part, the last one too, is proven by the key
+      if (seal === undefined) {
+        return fail(
+          'changed', `a "mac" member last: the HMAC of line ${line}'s content under the key`, `"mac": ${show(r.mac)}`,
+          `line ${line} carries no mac where the keyed chain requires one: it was changed, or not written by a gate holding the key`,
+        )
+      }
+      if (provenSeal(this.#key!, raw.bytes) === undefined) {
+        return fail(
+          'changed', `"mac": the HMAC of line ${line}'s content under the key`, `"mac": ${show(seal)}, which is not`,
+          `line ${line} was changed: its mac is not the HMAC of its content under the key (it was changed, or written without this key)`,
+        )
+      }
+    }
+    if (unproven && this.#last !== undefined && this.#last.part !== 'plain') {
+      // the writer found the line before it with no mac it could check: it never vouched for that line
+      const at = this.#last.file === file.path ? this.#last.line : line
+      const why = this.#last.part === 'hmac'
+        ? 'it carries no mac of its own (written before toolgate recorded one per line), so nothing proves it was not changed before this gate opened the file'
+        : 'its mac did not prove it under the key when this gate opened the file: it was changed (or written with another key) before then'
+      if (!this.#allowUnproven) {
+        return fail(
+          'unproven', `a line the gate that opened the file at line ${line} could prove (its mac under the key)`, `${this.#last.file === file.path ? `line ${at}` : `the last line of ${this.#last.file}`}, unproven`,
+          `line ${line} opened the log without vouching for ${this.#last.file === file.path ? `line ${at}` : 'the line before it'}: ${why}. --allow-unproven-tail accepts it with a warning`,
+          at,
+        )
+      }
+      this.#warnings.push(
+        `${file.path}: line ${line} opened the log over an unproven last line (${this.#last.file === file.path ? `line ${at}` : `the last line of ${this.#last.file}`}): ${why}. Accepted as --allow-unproven-tail asks; its content is not authenticated by the key.`,
+      )
+    }
     if (starts) {
-      this.#keyedPart = keyed
+      this.#part = part
       if (keyed && this.#firstKeyed === 0) {
         this.#firstKeyed = line
         if (this.#summary.lines > 0) {
-          this.#warnings.push(`${file.path}: lines before line ${line} are not keyed (written before the chain key was set); the keyed link of line ${line} covers them`)
+          this.#warnings.push(`${file.path}: lines before line ${line} are not keyed (written before the chain key was set); the keyed link of line ${line} fixes them as they were then, but nothing proves who wrote them`)
         }
       }
+      if (part === 'sealed' && this.#firstSealed === 0) this.#firstSealed = line
     }
-    this.#accept(line, hash, mac, keyed, r, raw.bytes.length)
+    this.#accept({ line, file: file.path, hash, mac, seal, part, rec: r }, raw.bytes.length)
     return true
   }
 
@@ -379,6 +445,7 @@ export class ChainVerifier {
     const p = this.#pending!
     const hash = lineHash(bytes)
     const mac = this.#key === undefined ? undefined : lineMac(this.#key, bytes)
+    const seal = sealIn(bytes)
     if (p.nextLinks === undefined) {
       let prev: unknown
       try {
@@ -386,9 +453,9 @@ export class ChainVerifier {
       } catch {
         prev = undefined
       }
-      p.nextLinks = prev === p.hash || (p.mac !== undefined && prev === p.mac)
+      p.nextLinks = prev === p.hash || (p.mac !== undefined && prev === p.mac) || (p.seal !== undefined && prev === p.seal)
     }
-    if (hash === p.found || (mac !== undefined && mac === p.found)) {
+    if (hash === p.found || (mac !== undefined && mac === p.found) || (seal !== undefined && seal === p.found)) {
       this.#pending = undefined
       this.#break = {
         kind: 'reordered',
@@ -451,7 +518,9 @@ export class ChainVerifier {
     this.#break = { ...b, kind: 'changed_or_removed', line: p.line, hint: `line ${p.line - 1} was changed, or lines between lines ${p.line - 1} and ${p.line} were removed` }
   }
 
-  #accept(line: number, hash: string, mac: string | undefined, keyed: boolean, r: Rec, bytes: number): void {
+  #accept(seen: Seen, bytes: number): void {
+    const { line, hash, mac, seal, part } = seen
+    const r = seen.rec!
     const file = this.#file!
     file.lines++
     file.bytes += bytes + 1
@@ -490,15 +559,14 @@ export class ChainVerifier {
       }
       c.records++
     }
-    s.head = keyed ? mac : hash
-    this.#last = { line, hash, mac, rec: r }
-    this.#recent.set(hash, line)
-    this.#order.push(hash)
-    if (mac !== undefined) {
-      this.#recent.set(mac, line)
-      this.#order.push(mac)
+    s.head = part === 'sealed' ? seal : part === 'hmac' ? mac : hash
+    this.#last = seen
+    for (const link of [hash, mac, seal]) {
+      if (link === undefined) continue
+      this.#recent.set(link, line)
+      this.#order.push(link)
     }
-    while (this.#order.length > 2 * WINDOW) this.#recent.delete(this.#order.shift()!)
+    while (this.#order.length > 3 * WINDOW) this.#recent.delete(this.#order.shift()!)
   }
 
   /** The report (diagnosing a break still pending). */

@@ -16,22 +16,29 @@ const USAGE = 'toolgate audit verify FILE…   check a decision log\'s hash chai
 const HELP = `toolgate audit verify — check a decision log's hash chain
 
 Usage:
-  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--format pretty|json]
+  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--allow-unproven-tail] [--format pretty|json]
 
 Reads the JSONL log a gate writes (config "audit": { "jsonl": FILE }) line by line, as bytes,
 and checks that every line is a JSON object with "v": 1, that the file starts with an "open"
 (or, after a rotation, "rotate") record, and that every later line's "prev" is the SHA-256
 (base64url) of the exact line before it — or, in a keyed chain (config "audit.chainKeyEnv" /
-"chainKeyFile"), its HMAC-SHA-256 under the chain key. The first line that breaks the chain is
+"chainKeyFile"), an HMAC-SHA-256 under the chain key: each keyed line ends in its own "mac" (the
+HMAC of its content), which must hold, and the next line's "prev" is that mac. The first line
+that breaks the chain is
 reported with its number, what was expected and what was found, and whether the line was
 changed, removed, inserted or reordered. A torn last line (no newline: a crash cut the write
 short, or the line was edited) fails unless --allow-torn-tail.
 
 A plain hash chain shows accidents and careless edits; anyone who can write the file can also
 recompute every hash after a forged line. A keyed chain cannot be recomputed without the key:
-give verify the key and a re-chained forgery fails. Without the key, verify fails on a keyed
-log (it cannot check it); with the key, every part of the log after the first keyed open
-record must be keyed.
+give verify the key and a re-chained forgery fails, and so does a changed line anywhere, the
+last one included. Without the key, verify fails on a keyed log (it cannot check it); with the
+key, every part of the log after the first keyed open record must be keyed.
+
+A gate opening a keyed log whose last line it cannot prove (its mac does not hold: it was
+changed while no gate was writing; or it was written before lines carried a mac) does not vouch
+for it: its open record says "unprovenTail", and verify fails at that line (unproven) unless
+--allow-unproven-tail.
 
 Rotated files: give them oldest first, then the live file, and the links between files are
 checked too (toolgate audit verify audit.jsonl.1 audit.jsonl.2 audit.jsonl). Given alone, a
@@ -45,6 +52,9 @@ Flags:
   --key-file FILE    the chain key, from this file (as audit.chainKeyFile; one trailing
                      newline is ignored)
   --allow-torn-tail  accept a torn last line (a crash mid-write) with a warning
+  --allow-unproven-tail
+                     accept, with a warning, a keyed line a gate reopening the log could not
+                     prove (the last line of a log written before lines carried a mac)
   --format FORMAT    pretty (default): the verdict, warnings and a summary (lines, decisions by
                      outcome, first and last time, config hashes, opens and rotations, head)
                      json: one JSON object { ok, keyed, files, break?, warnings, summary }
@@ -67,7 +77,7 @@ Examples:
 const GROUP_HELP = `toolgate audit — the decision log
 
 Usage:
-  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--format pretty|json]
+  toolgate audit verify FILE… [--key-env VAR | --key-file FILE] [--allow-torn-tail] [--allow-unproven-tail] [--format pretty|json]
                                                       check the hash chain (toolgate audit verify --help)
 `
 
@@ -169,7 +179,7 @@ function runVerify(argv: string[]): number {
   const { files, flags: words } = operands(argv)
   const flags = parseOrHelp(words, {
     values: { format: '`pretty` or `json`', 'key-env': 'the environment variable holding the chain key', 'key-file': 'the file holding the chain key' },
-    switches: ['help', 'allow-torn-tail'],
+    switches: ['help', 'allow-torn-tail', 'allow-unproven-tail'],
     aliases: { h: 'help' },
   }, HELP)
   if (flags === undefined) return 0
@@ -180,7 +190,7 @@ function runVerify(argv: string[]): number {
   for (const f of files) if (!existsSync(f)) throw new UsageError(`${terminalSafe(f)}: no such file`)
   let report: VerifyReport
   try {
-    report = verifyFiles(files, { key, allowTornTail: switches.has('allow-torn-tail') })
+    report = verifyFiles(files, { key, allowTornTail: switches.has('allow-torn-tail'), allowUnprovenTail: switches.has('allow-unproven-tail') })
   } catch (err) {
     throw new UsageError(`cannot read the log (${terminalSafe((err as Error).message)})`)
   }
