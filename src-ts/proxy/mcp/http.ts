@@ -17,6 +17,7 @@ import type { McpProxyOptions } from './proxy'
 import { ToolPins } from './pins'
 import { GateState } from '../../state'
 import { checkBearer, checkHost, checkOrigin, isLoopbackHost, readBody, refuse } from './http-guard'
+import { MAX_MESSAGE_DEPTH, messageHead, TOO_DEEP, valueDeeper } from './jsonrpc-lines'
 import { McpHttpSession } from './http-session'
 import { httpUpstream, stdioUpstream } from './http-upstream'
 import { loadMcpSdk } from './sdk'
@@ -150,6 +151,13 @@ export async function listenMcpHttp(opts: McpHttpListenOptions): Promise<McpHttp
         parsed = JSON.parse(body.text)
       } catch {
         return refuse(req, res, { status: 400, message: 'Parse error: the request body is not JSON' }, -32700)
+      }
+      if (valueDeeper(parsed, MAX_MESSAGE_DEPTH)) {
+        // what reads it next (the SDK's transport, the router) recurses: a request is answered
+        // here, with its id, as a body over the size limit is
+        const head = messageHead(parsed)
+        log(`client message ${TOO_DEEP}; not forwarded`)
+        return refuse(req, res, { status: 400, message: `toolgate: message ${TOO_DEEP}; not forwarded` }, -32600, head.isResponse ? null : (head.id ?? null))
       }
       if (sid === undefined) {
         const isInit = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && (parsed as { method?: unknown }).method === 'initialize'

@@ -10,6 +10,39 @@ export type LineEvent =
   | { kind: 'line'; text: string }
   | { kind: 'oversized'; bytes: number; head: string; tail: string }
 
+/**
+ * Deepest nesting of arrays and objects a message may have (the message object is level 1), from
+ * either side of either transport. JSON.parse reads any depth, but what the proxy and the MCP SDK
+ * do with a message afterwards recurses (JSON.stringify, canonical JSON), and throws past a few
+ * thousand levels; no MCP message comes near this bound.
+ */
+export const MAX_MESSAGE_DEPTH = 256
+/** What a message past {@link MAX_MESSAGE_DEPTH} is told, after "message", "answer" …. */
+export const TOO_DEEP = `nested deeper than ${MAX_MESSAGE_DEPTH} levels of arrays and objects is over the limit`
+
+/**
+ * Whether the parsed JSON value `v` nests arrays and objects deeper than `max` levels (`v` itself
+ * is level 1). Strings are not looked into and the walk stops at the first level past `max`, so
+ * it costs next to nothing beside the parse that made `v`, and recurses at most `max + 1` deep.
+ */
+export function valueDeeper(v: unknown, max: number): boolean {
+  if (typeof v !== 'object' || v === null) return false
+  if (max <= 0) return true
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i]
+      if (typeof x === 'object' && x !== null && valueDeeper(x, max - 1)) return true
+    }
+    return false
+  }
+  const o = v as Record<string, unknown>
+  for (const k in o) {
+    const x = o[k]
+    if (typeof x === 'object' && x !== null && valueDeeper(x, max - 1)) return true
+  }
+  return false
+}
+
 /** Bytes of an oversized line kept at each end (to recover its `id` and `method`). */
 const KEEP = 4096
 const NL = 0x0a
@@ -198,9 +231,25 @@ export function writeMessage(out: Writable, msg: unknown): boolean {
 /** A JSON-RPC id as it appears on the wire: a string or an integer (anything else is not an id). */
 export type RpcId = string | number
 
+/** What a message not read says of itself: its top-level `id` and `method`, and whether it is an answer. */
+export interface MessageHead {
+  id?: RpcId
+  method?: string
+  isResponse: boolean
+}
+
+/** {@link MessageHead} of a parsed message (a batch, or anything not an object, has none). */
+export function messageHead(msg: unknown): MessageHead {
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { isResponse: false }
+  const m = msg as Record<string, unknown>
+  const id = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isInteger(m.id)) ? m.id : undefined
+  const method = typeof m.method === 'string' ? m.method : undefined
+  return { id, method, isResponse: method === undefined && ('result' in m || 'error' in m) }
+}
+
 /** Reads the top-level `id` and `method` of a line too long to parse, from its two ends. */
-export function sniffOversized(head: string, tail: string): { id?: RpcId; method?: string; isResponse: boolean } {
-  const out: { id?: RpcId; method?: string; isResponse: boolean } = { isResponse: false }
+export function sniffOversized(head: string, tail: string): MessageHead {
+  const out: MessageHead = { isResponse: false }
   // Leading members of the outermost object whose values are scalars.
   const s = head
   let i = 0

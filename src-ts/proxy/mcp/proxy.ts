@@ -14,7 +14,7 @@ import type { GateState } from '../../state'
 import type { CallerOption } from '../../context'
 import type { CallContext, GuardOptions, ToolGateConfig, TurnReport, Verdict } from '../../types'
 import { RECEIPT_META } from '../../require-receipt'
-import { sniffOversized, type LineEvent, type RpcId } from './jsonrpc-lines'
+import { MAX_MESSAGE_DEPTH, messageHead, sniffOversized, TOO_DEEP, valueDeeper, type LineEvent, type MessageHead, type RpcId } from './jsonrpc-lines'
 import { McpConfirmations } from './confirm'
 import { ToolPins } from './pins'
 import type { McpConfigReloads } from './reload'
@@ -231,21 +231,14 @@ export class McpProxy {
     return this.#protocolVersion
   }
 
-  /** A raw line (or oversized-line report) from the client. */
+  /**
+   * A raw line (or oversized-line report) from the client. A message nested deeper than
+   * {@link MAX_MESSAGE_DEPTH} goes no further than its parse (what would read it next recurses).
+   */
   clientLine(e: LineEvent): void {
     if (e.kind === 'oversized') {
-      const s = sniffOversized(e.head, e.tail)
-      this.#log(`client message of ${e.bytes} bytes is over the limit; not forwarded`)
-      if (s.isResponse && this.#confirm.owns(s.id)) {
-        this.#confirm.clientAnswerUnreadable(s.id)
-        return
-      }
-      if (s.isResponse) {
-        // A client response to a server request: tell the server it will not come.
-        if (s.id !== undefined) this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: the client's response was ${e.bytes} bytes, over the proxy's limit`))
-        return
-      }
-      this.#sinks.toClient(rpcError(s.id ?? null, INVALID_REQUEST, `toolgate: message of ${e.bytes} bytes is over the limit (--max-message-bytes); not forwarded`))
+      // never parsed: its id and method are read from its two ends
+      this.#clientUnreadable(sniffOversized(e.head, e.tail), e.bytes)
       return
     }
     let msg: unknown
@@ -256,27 +249,41 @@ export class McpProxy {
       this.#sinks.toClient(rpcError(null, PARSE_ERROR, 'Parse error: the line is not JSON'))
       return
     }
+    if (valueDeeper(msg, MAX_MESSAGE_DEPTH)) {
+      this.#clientUnreadable(messageHead(msg), undefined)
+      return
+    }
     this.#fromClient(msg, e.text)
   }
 
-  /** A raw line (or oversized-line report) from the server. */
+  /**
+   * A client message the proxy does not read: over the size limit (`bytes`), else nested too
+   * deeply. A request is answered -32600; a response to a server request is replaced by an error
+   * to the server (or, to the proxy's own question, refuses the call that waits for it).
+   */
+  #clientUnreadable(s: MessageHead, bytes: number | undefined): void {
+    const why = bytes !== undefined ? `of ${bytes} bytes is over the limit` : TOO_DEEP
+    this.#log(`client message ${why}; not forwarded`)
+    if (s.isResponse && this.#confirm.owns(s.id)) {
+      this.#confirm.clientAnswerUnreadable(s.id)
+      return
+    }
+    if (s.isResponse) {
+      // A client response to a server request: tell the server it will not come.
+      if (s.id !== undefined) this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, bytes !== undefined ? `toolgate: the client's response was ${bytes} bytes, over the proxy's limit` : `toolgate: the client's response ${why}`))
+      return
+    }
+    this.#sinks.toClient(rpcError(s.id ?? null, INVALID_REQUEST, `toolgate: message ${why}${bytes !== undefined ? ' (--max-message-bytes)' : ''}; not forwarded`), s.id)
+  }
+
+  /**
+   * A raw line (or oversized-line report) from the server. A message nested deeper than
+   * {@link MAX_MESSAGE_DEPTH} goes no further than its parse.
+   */
   serverLine(e: LineEvent): void {
     if (e.kind === 'oversized') {
-      const s = sniffOversized(e.head, e.tail)
-      this.#log(`server message of ${e.bytes} bytes is over the limit; not forwarded`)
-      if (s.id !== undefined) {
-        const p = this.#pending.get(s.id)
-        if (p && !s.method) {
-          this.#pending.delete(s.id)
-          this.#sinks.toClient(rpcError(s.id, INVALID_REQUEST, `toolgate: the server's answer was ${e.bytes} bytes, over the proxy's limit (--max-message-bytes)`))
-        } else if (typeof s.id === 'string' && this.#own.has(s.id)) {
-          this.#ownFailed(s.id)
-        } else if (s.method) {
-          this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, `toolgate: request of ${e.bytes} bytes is over the proxy's limit`))
-        } else {
-          this.#cancelled.delete(s.id)
-        }
-      }
+      // never parsed: its id and method are read from its two ends
+      this.#serverUnreadable(sniffOversized(e.head, e.tail), e.bytes)
       return
     }
     let msg: unknown
@@ -286,10 +293,14 @@ export class McpProxy {
       this.#log(`server wrote a line that is not JSON (${(err as Error).message}); not forwarded: ${clip(e.text)}`)
       return
     }
+    if (valueDeeper(msg, MAX_MESSAGE_DEPTH)) {
+      this.#serverUnreadable(messageHead(msg), undefined)
+      return
+    }
     this.#fromServer(msg, e.text)
   }
 
-  /** A parsed message from the client. */
+  /** A parsed message from the client (the listener has bounded its depth, before the SDK's transport read it). */
   fromClient(msg: unknown): void {
     this.#fromClient(msg, undefined)
   }
@@ -575,9 +586,36 @@ export class McpProxy {
     this.#sinks.toServer(out)
   }
 
-  /** A parsed message from the server. */
+  /** A parsed message from the server (an HTTP upstream's, read by the MCP SDK): bounded as a line is. */
   fromServer(msg: unknown): void {
+    if (valueDeeper(msg, MAX_MESSAGE_DEPTH)) {
+      this.#serverUnreadable(messageHead(msg), undefined)
+      return
+    }
     this.#fromServer(msg, undefined)
+  }
+
+  /**
+   * A server message the proxy did not read: over the size limit (`bytes`), else nested too
+   * deeply. What it answers or asks, by the id and method read from it, is answered here: the
+   * client's request it answered with an error (so the client does not wait for it forever), the
+   * server's request with an error to the server.
+   */
+  #serverUnreadable(s: MessageHead, bytes: number | undefined): void {
+    const why = bytes !== undefined ? `of ${bytes} bytes is over the limit` : TOO_DEEP
+    this.#log(`server message ${why}; not forwarded`)
+    if (s.id === undefined) return
+    if (this.#pending.get(s.id) !== undefined && !s.method) {
+      this.#pending.delete(s.id)
+      const answer = bytes !== undefined ? `toolgate: the server's answer was ${bytes} bytes, over the proxy's limit (--max-message-bytes)` : `toolgate: the server's answer ${why}; not forwarded`
+      this.#sinks.toClient(rpcError(s.id, INVALID_REQUEST, answer), s.id)
+    } else if (typeof s.id === 'string' && this.#own.has(s.id)) {
+      this.#ownFailed(s.id)
+    } else if (s.method) {
+      this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, bytes !== undefined ? `toolgate: request of ${bytes} bytes is over the proxy's limit` : `toolgate: request ${why}`))
+    } else {
+      this.#cancelled.delete(s.id)
+    }
   }
 
   /** Writes a server message the proxy passes on untouched: as the server wrote it when it can (`line`). */
