@@ -1,10 +1,16 @@
 """Audit trails written by the Python package are the Node package's format: the Node CLI
-(`toolgate audit verify`, the built dist/) verifies them, and names a tampered line."""
+(`toolgate audit verify`, the built dist/) verifies them, and names a tampered line. Restarts are
+child processes (a restarted host is one); Python and Node processes take turns on one file."""
 
 from __future__ import annotations
 
+import base64
 import gc
+import hashlib
+import hmac
 import json
+import re
+import sys
 import os
 import shutil
 import subprocess
@@ -28,6 +34,251 @@ def verify(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def lines(path: Path) -> list:
     return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+# -- the last line of a log, where a gate (re)opening the file picks the chain up ----------------
+
+KEY = "k3y-0f-the-audit-chain-2026-long-enough"
+KEYED = {"chainKeyEnv": "AUDIT_KEY"}
+TAIL_TOOLS = [{"name": "transfer"}, {"name": "read"}, {"name": "note"}]
+MAX_LINE_BYTES = 16 * 1024 * 1024  # src-ts/audit/lines.ts
+DIST = ROOT / "dist" / "index.js"
+PY_RUN = """import json, sys
+from toolgate import ToolGate
+log, calls, audit, tools = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+g = ToolGate({"tools": tools, "audit": {"jsonl": log, **audit}})
+with open(calls, encoding="utf-8") as f:
+    for sub, tool, args in json.load(f):
+        g.check(tool, args, {"subject": sub})
+g.flush()
+"""
+NODE_RUN = """const [log, calls, audit, tools] = process.argv.slice(1)
+const { ToolGate } = require(process.env.TOOLGATE_DIST)
+const g = new ToolGate({ tools: JSON.parse(tools), audit: { jsonl: log, ...JSON.parse(audit) } })
+for (const [subject, tool, args] of JSON.parse(require('node:fs').readFileSync(calls, 'utf8'))) g.check(tool, args, { subject })
+g.flush()
+"""
+
+
+def run(kind: str, log: Path, calls: list, audit: dict = KEYED) -> None:
+    """One process of a host (a start, some decisions, its exit), ``kind`` "py" or "node":
+    ``calls`` [subject, tool, arguments] (in a file: a tool named with a million characters is
+    over the limit of one argv string)."""
+    if kind == "node" and (NODE is None or not DIST.exists()):
+        pytest.fail("node and the built npm package (dist/) are needed for a Node process")
+    n = len(list(log.parent.glob("calls-*.json")))
+    where = log.parent / f"calls-{n}.json"
+    where.write_text(json.dumps(calls), encoding="utf-8")
+    argv = [str(log), str(where), json.dumps(audit), json.dumps(TAIL_TOOLS)]
+    cmd = [sys.executable, "-c", PY_RUN, *argv] if kind == "py" else [str(NODE), "-e", NODE_RUN, *argv]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "AUDIT_KEY": KEY, "TOOLGATE_DIST": str(DIST)})
+    assert done.returncode == 0, done.stderr
+
+
+def verify_tail(*args: str) -> tuple:
+    """The Node CLI's exit code and JSON report, the chain key in ``AUDIT_KEY``."""
+    done = verify(*args, env={"AUDIT_KEY": KEY})
+    return done.returncode, (json.loads(done.stdout) if done.stdout else {"stderr": done.stderr})
+
+
+def raw_lines(path: Path) -> list:
+    return path.read_bytes().split(b"\n")[:-1]
+
+
+def rewrite(path: Path, index: int, edit) -> None:
+    """What someone with write access to the file and no key does: rewrite a line, keeping its
+    ``prev`` (and ``mac``)."""
+    ls = raw_lines(path)
+    edited = edit(ls[index])
+    assert edited != ls[index]
+    ls[index] = edited
+    path.write_bytes(b"".join(x + b"\n" for x in ls))
+
+
+def mallory_to_alice(line: bytes) -> bytes:
+    return line.replace(b'"sub":"mallory"', b'"sub":"alice"').replace(b'"tool":"transfer"', b'"tool":"read"')
+
+
+def b64(digest: bytes) -> str:
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def own_mac(line: bytes) -> str:
+    """A keyed line's mac as the docs define it: the HMAC of the line without its ``mac`` member."""
+    return b64(hmac.new(KEY.encode(), re.sub(rb',"mac":"[^"]*"\}$', b"}", line), hashlib.sha256).digest())
+
+
+def test_a_forged_last_record_is_never_vouched_for_by_a_restart(tmp_path):
+    log = tmp_path / "restart.jsonl"
+    run("py", log, [["mallory", "transfer", {"amount": 9000}]])
+    rewrite(log, -1, mallory_to_alice)
+    forged = raw_lines(log)[-1]
+    run("py", log, [["bob", "read", {}]])
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY")
+    # before: OK — the restarted gate HMAC'd the forged line, and verify --key accepted it
+    assert code == 1 and report["break"]["kind"] == "changed" and report["break"]["line"] == 2, report
+    recs = lines(log)
+    assert [r["type"] for r in recs] == ["open", "decision", "open", "decision"]
+    # the restarted gate did not vouch for line 2: it says so, and links by the plain SHA-256
+    assert recs[2]["unprovenTail"] is True and recs[2]["chain"] == "hmac-sha256"
+    assert recs[2]["prev"] == b64(hashlib.sha256(forged).digest())
+    # the option for legacy tails does not accept a forged one: the line's own mac fails
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY", "--allow-unproven-tail")
+    assert code == 1 and report["break"]["kind"] == "changed" and report["break"]["line"] == 2, report
+    # the mac stripped from the forged line: reported too
+    stripped = tmp_path / "stripped.jsonl"
+    run("py", stripped, [["mallory", "transfer", {"amount": 9000}]])
+    rewrite(stripped, -1, lambda x: re.sub(rb',"mac":"[^"]*"\}$', b"}", mallory_to_alice(x)))
+    run("py", stripped, [["bob", "read", {}]])
+    assert lines(stripped)[2]["unprovenTail"] is True
+    code, report = verify_tail(str(stripped), "--key-env", "AUDIT_KEY")
+    assert code == 1 and report["break"]["kind"] == "changed" and report["break"]["line"] == 2, report
+
+
+def test_a_forged_last_record_then_a_new_gate_in_the_same_process(tmp_path, monkeypatch):
+    log = tmp_path / "in-process.jsonl"
+    monkeypatch.setenv("AUDIT_KEY", KEY)
+    g1 = ToolGate({"tools": TAIL_TOOLS, "audit": {"jsonl": str(log), **KEYED}})
+    g1.check("transfer", {"amount": 9000}, {"subject": "mallory"})
+    g1.flush()
+    rewrite(log, -1, mallory_to_alice)
+    g2 = ToolGate({"tools": [*TAIL_TOOLS, {"name": "new_tool"}], "audit": {"jsonl": str(log), **KEYED}})
+    g1.check("read", {}, {"subject": "bob"})
+    g1.flush()
+    g2.flush()
+    assert lines(log)[2]["type"] == "open" and lines(log)[2]["unprovenTail"] is True
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY")
+    assert code == 1 and report["break"]["kind"] == "changed" and report["break"]["line"] == 2, report
+
+
+def test_an_honest_restart_links_by_the_last_lines_mac(tmp_path):
+    log = tmp_path / "honest.jsonl"
+    run("py", log, [["ana", "read", {}]])
+    run("py", log, [["ana", "transfer", {"amount": 5}]])
+    ls = raw_lines(log)
+    recs = [json.loads(x) for x in ls]
+    assert "unprovenTail" not in recs[2]
+    # each line ends in its own mac (the HMAC of the line without it); the next prev is that mac
+    for i, line in enumerate(ls):
+        assert line.endswith(b',"mac":"' + recs[i]["mac"].encode() + b'"}') and recs[i]["mac"] == own_mac(line)
+        assert recs[i]["prev"] == (recs[i - 1]["mac"] if i else None)
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY")
+    assert (code, report["keyed"], report["summary"]["lines"], report["summary"]["head"], report["warnings"]) == (0, True, 4, recs[3]["mac"], [])
+
+
+def test_python_and_node_processes_take_turns_on_one_keyed_file(tmp_path, monkeypatch):
+    log = tmp_path / "turns.jsonl"
+    run("py", log, [["ana", "read", {}], ["ana", "nope", {}]])
+    run("node", log, [["bob", "transfer", {"amount": 1}]])
+    run("py", log, [["carol", "note", {}]])
+    run("node", log, [["dan", "read", {}]])
+    # a Python gate that stays open while a Node process takes a turn picks the chain up from it
+    monkeypatch.setenv("AUDIT_KEY", KEY)
+    gate = ToolGate({"tools": TAIL_TOOLS, "audit": {"jsonl": str(log), **KEYED}})
+    gate.check("read", {}, {"subject": "erin"})
+    gate.flush()
+    run("node", log, [["fay", "read", {}]])
+    gate.check("note", {}, {"subject": "erin"})
+    gate.flush()
+    ls = raw_lines(log)
+    recs = [json.loads(x) for x in ls]
+    assert [r["type"] for r in recs] == ["open", "decision", "decision", "open", "decision", "open", "decision", "open", "decision", "open", "decision", "open", "decision", "decision"]
+    assert not any("unprovenTail" in r or "tornBytesRemoved" in r for r in recs)
+    for i, line in enumerate(ls):
+        assert recs[i]["mac"] == own_mac(line) and recs[i]["prev"] == (recs[i - 1]["mac"] if i else None)
+    # the same members in the same order, whichever package wrote the line
+    assert list(recs[0]) == list(recs[3]) and list(recs[4]) == list(recs[6])
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY")
+    assert (code, report["summary"]["lines"], report["summary"]["opens"], report["warnings"]) == (0, 14, 6, []), report
+    # unkeyed, the same
+    plain = tmp_path / "turns-plain.jsonl"
+    for kind in ("py", "node", "py"):
+        run(kind, plain, [["ana", "read", {}]], {})
+    code, report = verify_tail(str(plain))
+    assert (code, report["summary"]["opens"]) == (0, 3), report
+
+
+def test_a_last_line_over_1_mib_is_read_back_whole_on_restart(tmp_path):
+    named = tmp_path / "long.jsonl"
+    run("py", named, [["mallory", "n" * 1_100_000, {}]], {})
+    run("py", named, [["ana", "note", {}]], {})
+    args = tmp_path / "long-args.jsonl"
+    run("py", args, [["mallory", "note", {"text": "x" * 1_100_000}]], {"includeArguments": True})
+    run("py", args, [["ana", "note", {}]], {"includeArguments": True})
+    for f in (named, args):
+        assert f.stat().st_size > 1_100_000
+        code, report = verify_tail(str(f))
+        # before: BROKEN — the next open linked to a part of the line (or to nothing)
+        assert (code, report["summary"]["opens"]) == (0, 2), report.get("break")
+    # keyed, the same: the long line's mac proves it
+    keyed = tmp_path / "long-keyed.jsonl"
+    run("py", keyed, [["mallory", "n" * 1_100_000, {}]])
+    run("py", keyed, [["ana", "note", {}]])
+    assert "unprovenTail" not in lines(keyed)[2]
+    assert verify_tail(str(keyed), "--key-env", "AUDIT_KEY")[0] == 0
+
+
+def test_a_record_over_the_line_bound_is_cut_to_size(tmp_path):
+    log = tmp_path / "huge.jsonl"
+    run("py", log, [["mallory", "t" * (MAX_LINE_BYTES + 1000), {}]])
+    run("py", log, [["ana", "note", {}]])
+    ls = raw_lines(log)
+    assert max(len(x) for x in ls) <= MAX_LINE_BYTES
+    cut = json.loads(ls[1])
+    assert (cut["type"], cut["outcome"], cut["reason"], cut["tool"]) == ("decision", "rejected", "unknown_tool", "t" * 4096)
+    assert cut["truncated"]["cut"] == ["tool"] and cut["truncated"]["bytes"] > MAX_LINE_BYTES
+    assert list(cut)[-4:] == ["truncated", "configHash", "prev", "mac"]
+    assert "unprovenTail" not in lines(log)[2]
+    code, report = verify_tail(str(log), "--key-env", "AUDIT_KEY")
+    assert code == 0, report  # before: malformed (a line over 16 MiB)
+
+
+def test_records_are_cut_to_size_byte_for_byte_as_the_node_writer_cuts_them(tmp_path):
+    from toolgate._audit import bounded
+
+    big = MAX_LINE_BYTES + 10
+    head = '{"v":1,"type":"decision","time":"2026-03-01T09:30:00.123Z","id":"q-0","sub":"ana"'
+    records = [
+        # a surrogate pair across the cut, a long string in an object, numbers JavaScript prints its way, index keys
+        head + ',"tool":' + json.dumps("a" * 4095 + "\U0001F600" + "b" * big, ensure_ascii=False) + ',"outcome":"rejected","flags":[{"code":"c","path":"/a","from":1.0,"to":1e21},{"code":"d","path":"/b","from":1.5e-7,"to":12345678901234567890}],"identity":{"b":1,"2":"x","10":"y"},"context":{"k":"' + "z" * 70_000 + '"},"latencyUs":4,"configHash":"C"}',
+        head + ',"tool":"note","outcome":"passed","flags":[],"latencyUs":1,"argsHash":"h","args":{"text":' + json.dumps("é\u2028\x01" + "x" * big, ensure_ascii=False) + '},"jti":"j","configHash":"C"}',
+        head + ',"tool":"note","outcome":"passed","flags":[],"latencyUs":1,"args":"' + "s" * big + '","configHash":"C"}',
+        '{"v":1,"type":"decision","x":"' + "y" * big,  # not JSON
+    ]
+    src = tmp_path / "records.json"
+    src.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    script = "const { bounded } = require(process.argv[1]); const fs = require('node:fs'); process.stdout.write(JSON.stringify(JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).map(bounded)))"
+    done = subprocess.run([str(NODE), "-e", script, str(ROOT / "dist" / "audit" / "trail.js"), str(src)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    node = json.loads(done.stdout)
+    python = [bounded(r) for r in records]
+    assert all(len(p.encode()) < 100_000 for p in python)
+    assert python == node
+
+
+def test_a_last_line_longer_than_any_a_gate_writes_is_never_hashed_in_part(tmp_path):
+    log = tmp_path / "overlong.jsonl"
+    run("py", log, [["ana", "note", {}]], {})
+    with open(log, "ab") as f:
+        f.write(b'{"v":1,"type":"decision","x":"' + b"y" * MAX_LINE_BYTES + b'","prev":null}\n')
+    run("py", log, [["ana", "note", {}]], {})
+    tail = [json.loads(x) for x in raw_lines(log)[-2:]]
+    assert tail[0]["type"] == "open" and tail[0]["unprovenTail"] is True and tail[0]["prev"] is None
+    code, report = verify_tail(str(log))
+    assert (code, report["break"]["kind"], report["break"]["line"]) == (1, "malformed", 3), report
+
+
+def test_a_torn_tail_over_1_mib_is_cut_off_whole(tmp_path):
+    log = tmp_path / "torn-long.jsonl"
+    run("py", log, [["ana", "note", {}]], {})
+    torn = b'{"v":1,"type":"decision","x":"' + b"z" * 1_200_000
+    with open(log, "ab") as f:
+        f.write(torn)
+    run("py", log, [["ana", "note", {}]], {})
+    recs = lines(log)
+    assert recs[2]["type"] == "open" and recs[2]["tornBytesRemoved"] == len(torn)
+    code, report = verify_tail(str(log))
+    assert code == 0, report  # before: the torn bytes were kept, and the open linked to nothing
 
 
 def test_decisions_are_recorded_and_the_node_cli_verifies_the_chain(tmp_path):

@@ -1,9 +1,13 @@
 """The audit trail's host half (the format of docs/audit.md, the same as the Node package's, so
-`toolgate audit verify` checks a Python-written log): the core builds one JSON record per
-decision into a bounded buffer; this drains it, links every line to the one before (``prev``: the
-SHA-256 of the previous line's bytes, base64url — or its HMAC-SHA-256 under ``audit.chainKeyEnv``
-/ ``chainKeyFile``), and writes the lines to the sinks: an append-only JSONL file (one write per
-batch of whole lines; rotation by size continues the chain), standard output, and a callback.
+`toolgate audit verify` checks a Python-written log, and Python and Node processes can take turns
+on one file): the core builds one JSON record per decision into a bounded buffer; this drains it,
+links every line to the one before (``prev``: the SHA-256 of the previous line's bytes, base64url
+— or, with ``audit.chainKeyEnv`` / ``chainKeyFile``, the previous line's own ``mac``: every keyed
+line ends in the HMAC-SHA-256 under the key of its content), bounds every line to what ``verify``
+reads back (:data:`MAX_LINE_BYTES`), and writes the lines to the sinks: an append-only JSONL file
+(one write per batch of whole lines; rotation by size continues the chain), standard output, and
+a callback. A gate opening a keyed log links to its last line only when that line's ``mac`` proves
+it; otherwise its ``open`` record says ``unprovenTail`` (and ``verify`` reports that line).
 
 Nothing is written on the hot path: records are drained every ``FLUSH_EVERY`` decisions, every
 ``FLUSH_MS`` by a background thread, on ``gate.flush()``, when the gate is collected and at exit.
@@ -19,12 +23,15 @@ import datetime
 import hashlib
 import hmac
 import json
+import math
 import os
+import re
 import sys
 import threading
 import warnings
 import weakref
-from typing import Any, Callable, Dict, List, Optional
+from decimal import Decimal
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import ToolGateError
 
@@ -34,6 +41,19 @@ FLUSH_MS = 100
 """Milliseconds between background drains."""
 KEYED_CHAIN = "hmac-sha256"
 MIN_CHAIN_KEY_BYTES = 16
+
+# The line bounds below mirror the Node writer's (not generated: keep them equal by hand).
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line ``verify`` reads and a gate reads back on (re)open (src-ts/audit/lines.ts)."""
+MAX_RECORD_BYTES = MAX_LINE_BYTES - 1024
+"""The longest record chained as it is: with ``prev`` and ``mac`` added, a line stays within
+:data:`MAX_LINE_BYTES` (src-ts/audit/trail.ts)."""
+CUT_CHARS = 4096
+"""In a record cut to size, string members are kept to this many UTF-16 units (src-ts/audit/trail.ts) …"""
+KEEP_JSON_CHARS = 64 * 1024
+"""… and object or array members whose JSON is longer than this (UTF-16 units) are left out (src-ts/audit/trail.ts)."""
+_BACK_CHUNK = 1 << 16
+"""Bytes read at a time when scanning a file backwards for a newline (src-ts/audit/chain.ts)."""
 
 
 def _b64url(digest: bytes) -> str:
@@ -46,7 +66,8 @@ def line_hash(line: bytes) -> str:
 
 
 def line_mac(key: bytes, line: bytes) -> str:
-    """HMAC-SHA-256 of a line's bytes under ``key``, base64url: ``prev`` in a keyed chain."""
+    """HMAC-SHA-256 of ``line`` under ``key``, base64url (a keyed line's own ``mac`` is this over
+    the line without that member: see :func:`proven_seal`)."""
     return _b64url(hmac.new(key, line, hashlib.sha256).digest())
 
 
@@ -55,25 +76,265 @@ def chain_key_id(key: bytes) -> str:
     return line_mac(key, b"toolgate audit chain key id")[:16]
 
 
-def _chained(line: str, prev: Optional[str]) -> str:
-    """Inserts ``"prev":…`` as the last member of a record line (the core's lines end in ``}``)."""
-    return f'{line[:-1]},"prev":{"null" if prev is None else json.dumps(prev)}}}'
+# A keyed line's own MAC (``"mac"``, the last member): the HMAC-SHA-256 under the key of the line
+# as it reads without that member — its bytes up to ``,"mac":"…"`` followed by ``}``. The next
+# line's ``prev`` is that value, so one HMAC per line both authenticates the line and chains it.
+_SEAL_PREFIX = b',"mac":"'
+_SEAL_BYTES = len(_SEAL_PREFIX) + 43 + 2
+"""``,"mac":"`` + 43 base64url characters + ``"}``."""
+_B64URL = re.compile(rb"[A-Za-z0-9_-]{43}")
+
+
+def seal_in(line: bytes) -> Optional[str]:
+    """The ``mac`` member a line ends in (not checked), or ``None`` when it ends in none."""
+    if len(line) <= _SEAL_BYTES or not line.endswith(b'"}'):
+        return None
+    at = len(line) - _SEAL_BYTES
+    if line[at : at + len(_SEAL_PREFIX)] != _SEAL_PREFIX:
+        return None
+    mac = line[at + len(_SEAL_PREFIX) : -2]
+    return mac.decode("ascii") if _B64URL.fullmatch(mac) else None
+
+
+def _seal_of(key: bytes, body: bytes) -> str:
+    """The HMAC-SHA-256 under ``key`` of a line's content (``body``: the line without its ``mac``
+    member and without its closing brace)."""
+    h = hmac.new(key, body, hashlib.sha256)
+    h.update(b"}")
+    return _b64url(h.digest())
+
+
+def proven_seal(key: bytes, line: bytes) -> Optional[str]:
+    """The line's ``mac`` member when it is the HMAC of the line's content under ``key`` (the line
+    is proven), else ``None``."""
+    mac = seal_in(line)
+    if mac is None:
+        return None
+    return mac if hmac.compare_digest(_seal_of(key, line[: len(line) - _SEAL_BYTES]), mac) else None
+
+
+def _newline_before(fd: int, to: int, lo: int) -> int:
+    """The position of the last newline in bytes ``[lo, to)`` of an open file, or -1: read
+    backwards a chunk at a time, so a long line costs one chunk of memory."""
+    end = to
+    while end > lo:
+        start = max(lo, end - _BACK_CHUNK)
+        buf = os.pread(fd, end - start, start)
+        at = buf.rfind(b"\n")
+        if at >= 0:
+            return start + at
+        if not buf:
+            break
+        end = start
+    return -1
+
+
+class _Tail:
+    """The end of an open file as a gate finds it when it opens the file."""
+
+    __slots__ = ("line", "too_long", "torn", "size")
+
+    def __init__(self, line: Optional[bytes], too_long: bool, torn: int, size: int) -> None:
+        self.line = line
+        """The last whole line's bytes (without its newline; possibly empty), or ``None`` when the
+        file holds no whole line or that line is :attr:`too_long`."""
+        self.too_long = too_long
+        """The last whole line is longer than the bound: never read in part."""
+        self.torn = torn
+        """Bytes after the last newline (a torn line), to be cut off."""
+        self.size = size
+
+
+def _last_line(fd: int, max_line_bytes: int = MAX_LINE_BYTES) -> _Tail:
+    """The last whole line of an open file, and the length of any torn tail after it (found
+    whatever its length). The line is read back to the newline before it, however far that is, up
+    to ``max_line_bytes`` (the longest line ``verify`` reads and a trail writes): a longer line is
+    never read in part (src-ts/audit/chain.ts, ``lastLine``)."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return _Tail(None, False, 0, size)
+    # bytes, not decoded text: a tail cut inside a multi-byte character must not move the cut
+    end = _newline_before(fd, size, 0)
+    torn = size - end - 1
+    if end < 0:
+        return _Tail(None, False, torn, size)
+    lo = max(0, end - max_line_bytes - 1)
+    start = _newline_before(fd, end, lo)
+    if start < 0 and lo > 0:
+        return _Tail(None, True, torn, size)
+    want = end - start - 1
+    parts: List[bytes] = []
+    got = 0
+    while got < want:
+        piece = os.pread(fd, want - got, start + 1 + got)
+        if not piece:
+            raise OSError(f"the file shrank while its last line was read ({got} of {want} bytes)")
+        parts.append(piece)
+        got += len(piece)
+    return _Tail(b"".join(parts), False, torn, size)
+
+
+# -- records cut to size, as the Node writer cuts them (src-ts/audit/trail.ts, ``bounded``) ------
+# A record cut to size is re-serialized; to come out byte for byte as the Node writer's
+# ``JSON.stringify`` of ``JSON.parse`` makes it, lengths count UTF-16 units, numbers are doubles
+# printed as JavaScript prints them, and integer-like keys of an object come first.
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_INDEX_KEY = re.compile("0|[1-9][0-9]*")
+
+
+def _utf16_len(s: str) -> int:
+    """``s.length`` in JavaScript: UTF-16 code units."""
+    return len(s) if s.isascii() else len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _js_number(x: float) -> str:
+    """``JSON.stringify`` of a number (ECMAScript Number::toString; not finite: ``null``)."""
+    if math.isnan(x) or math.isinf(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    # repr is the shortest decimal that reads back as x, as JavaScript's digits are
+    t = Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, t.digits)).rstrip("0") or "0"
+    assert isinstance(t.exponent, int)
+    n = t.exponent + len("".join(map(str, t.digits)))  # the decimal point's place after the first digit
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        out = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        out = f"{digits[0]}{'.' + digits[1:] if k > 1 else ''}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + out
+
+
+def _js_string(s: str) -> str:
+    """``JSON.stringify`` of a string (lone surrogates escaped, other characters as they are)."""
+    out = json.dumps(s, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out) if not s.isascii() else out
+
+
+def _js_keys(obj: Dict[str, Any]) -> List[str]:
+    """An object's keys in JavaScript's order: array-index keys ascending first, then the rest in
+    insertion order."""
+    index = [k for k in obj if _INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1]
+    if not index:
+        return list(obj)
+    rest = [k for k in obj if not (_INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1)]
+    return sorted(index, key=int) + rest
+
+
+def _js_json(v: Any) -> str:
+    """``JSON.stringify`` of a value as ``JSON.parse`` would have made it."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return _js_string(v)
+    if isinstance(v, (int, float)):
+        try:
+            return _js_number(float(v))
+        except OverflowError:  # an integer past the doubles: JSON.parse reads Infinity
+            return "null"
+    if isinstance(v, list):
+        return "[" + ",".join(_js_json(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{_js_string(k)}:{_js_json(v[k])}" for k in _js_keys(v)) + "}"
+    raise TypeError(type(v).__name__)
+
+
+def _js_cut(s: str) -> str:
+    """``s`` kept to its first :data:`CUT_CHARS` UTF-16 units, never half a surrogate pair."""
+    units = 0
+    for i, c in enumerate(s):
+        w = 2 if ord(c) > 0xFFFF else 1
+        if units + w > CUT_CHARS or (units == CUT_CHARS - 1 and 0xD800 <= ord(c) <= 0xDBFF):
+            return s[:i]
+        units += w
+    return s
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def bounded(record: str) -> str:
+    """A record as the trail writes it: the core's line itself, or, when that is longer than
+    :data:`MAX_RECORD_BYTES` (a tool named with a million characters, megabytes of arguments with
+    ``includeArguments``), the same record cut to size — every string member kept to its first
+    :data:`CUT_CHARS` characters, every object or array member over :data:`KEEP_JSON_CHARS` left
+    out, and ``args`` left out (replay must not re-decide a call on part of what was decided) —
+    with ``"truncated": {bytes, cut?, omitted?}`` before ``configHash``: the Node writer's
+    ``bounded`` (src-ts/audit/trail.ts), byte for byte. So no line is longer than a reader reads."""
+    # UTF-8 takes at most 4 bytes per code point: the common case costs no count
+    if len(record) * 4 <= MAX_RECORD_BYTES:
+        return record
+    size = len(record.encode("utf-8", "surrogatepass"))
+    if size <= MAX_RECORD_BYTES:
+        return record
+    try:
+        rec: Any = json.loads(record, parse_constant=_reject_constant)
+    except ValueError:
+        rec = None
+    src: Dict[str, Any] = rec if isinstance(rec, dict) else {"v": 1, "type": "unreadable"}
+    out: Dict[str, Any] = {}
+    cut: List[str] = []
+    omitted: List[str] = []
+    for k in _js_keys(src):
+        v = src[k]
+        if k in ("configHash", "prev", "mac", "truncated"):
+            continue
+        if isinstance(v, str) and _utf16_len(v) > CUT_CHARS:
+            out[k] = _js_cut(v)
+            cut.append(k)
+        elif isinstance(v, (dict, list)) and _utf16_len(_js_json(v)) > KEEP_JSON_CHARS:
+            omitted.append(k)
+        else:
+            out[k] = v
+    if "args" in out:
+        del out["args"]
+        omitted.append("args")
+    truncated: Dict[str, Any] = {"bytes": size}
+    if cut:
+        truncated["cut"] = cut
+    if omitted:
+        truncated["omitted"] = omitted
+    out["truncated"] = truncated
+    if isinstance(src.get("configHash"), str):
+        out["configHash"] = src["configHash"]
+    return _js_json(out)
 
 
 class _Chain:
     """Where one hash chain goes: a JSONL file shared by every trail of this process writing to
     that path (two gates on one file still write one chain), or standard output, or a trail's
-    own chain for its callback."""
+    own chain for its callback (src-ts/audit/chain.ts, ``Chain``)."""
 
     def __init__(self, path: Optional[str], key: Optional[bytes]) -> None:
         self.path = path
         self.key = key
+        """The chain key (every line carries its own ``mac``), or ``None`` (SHA-256 links)."""
         self.lock = threading.RLock()
         self.fd: Optional[int] = None
         self.bytes = 0
         self.prev: Optional[str] = None
+        """What the next line's ``prev`` holds: the SHA-256 of the last line, or, keyed, its ``mac``."""
         self.users = 0
         self.recovered = 0
+        """Bytes of a torn tail cut off (reported once, by the next ``open`` record)."""
+        self.unproven = False
+        """The file's last line could not be proven when the file was (re)read — keyed, it carries
+        no ``mac`` of this key over its content; or it is longer than a log line — so ``prev`` is
+        not a link the writer vouches for (the line's SHA-256, or ``None``): the next line written
+        is an ``open`` (or ``rotate``) record that says so (``unprovenTail``)."""
         if path is not None:
             try:
                 self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -84,32 +345,46 @@ class _Chain:
                     os.close(self.fd)
                 raise ToolGateError("E_CONFIG", f"audit.jsonl {path}: cannot be opened for appending ({e.strerror or e})") from None
 
-    def link(self, line: str) -> str:
-        data = line.encode("utf-8")
-        return line_hash(data) if self.key is None else line_mac(self.key, data)
+    def append(self, record: str) -> str:
+        """Chains one record (a JSON object line without ``prev``): adds ``prev`` (and, keyed,
+        ``mac``) as the last members and moves the chain on to it. One hash (or HMAC) per line."""
+        # the record without its closing brace, with `prev` added: the line is this and `}`, or,
+        # keyed, this, its mac and `}` (the mac is the HMAC of this and `}`)
+        link = "null" if self.prev is None else f'"{self.prev}"'
+        head = f'{record[:-1]},"prev":{link}'
+        if self.key is None:
+            line = head + "}"
+            self.prev = line_hash(line.encode("utf-8"))
+            return line
+        mac = _seal_of(self.key, head.encode("utf-8"))
+        self.prev = mac
+        return f'{head},"mac":"{mac}"}}'
 
     def resync(self) -> None:
-        """Continues from the file as it is (new to this process, or written by another): a torn
-        tail is cut off, and the next line links to the last whole one."""
+        """Continues from the file as it is (new to this process, or written by another — a Node
+        or Python process taking its turn): a torn tail is cut off whole, and the next line links
+        to the last whole one — keyed, only when that line's own ``mac`` proves a holder of the
+        key wrote it; otherwise the tail is unproven and never vouched for with an HMAC."""
         if self.fd is None:
             return
-        size = os.fstat(self.fd).st_size
-        if size == self.bytes:
+        if os.fstat(self.fd).st_size == self.bytes:
             return
-        chunk = min(size, 1 << 20)
-        buf = os.pread(self.fd, chunk, size - chunk) if chunk else b""
-        end = buf.rfind(b"\n")
-        torn = (size if chunk == size else 0) if end < 0 else chunk - end - 1
-        if torn > 0:
-            os.ftruncate(self.fd, size - torn)
-            self.recovered += torn
-        self.bytes = size - torn
-        if end < 0:
+        last = _last_line(self.fd)
+        if last.torn > 0:
+            os.ftruncate(self.fd, last.size - last.torn)
+            self.recovered += last.torn
+        self.bytes = last.size - last.torn
+        if last.too_long:
+            # longer than any line a gate writes or verify reads: not hashed in part, not linked
             self.prev = None
-            return
-        start = buf.rfind(b"\n", 0, end)
-        last = buf[start + 1 : end]
-        self.prev = None if not last else (line_hash(last) if self.key is None else line_mac(self.key, last))
+            self.unproven = True
+        elif last.line is None:
+            self.prev = None
+            self.unproven = False
+        else:
+            mac = None if self.key is None else proven_seal(self.key, last.line)
+            self.prev = mac if mac is not None else line_hash(last.line)
+            self.unproven = self.key is not None and mac is None
 
     def release(self) -> None:
         with _FILES_LOCK:
@@ -141,8 +416,11 @@ def _chain_for(sinks: Dict[str, Any]) -> _Chain:
             if (chain.key is None) != (key is None) or (key is not None and not hmac.compare_digest(chain.key or b"", key)):
                 name = "audit.stdout" if where == _STDOUT else f"audit.jsonl {where}"
                 raise ToolGateError("E_CONFIG", f"{name}: another gate of this process writes it with {'no chain key' if chain.key is None else 'another chain key'}; gates sharing a log must share its audit.chainKeyEnv / chainKeyFile")
-            with chain.lock:
-                chain.resync()
+            try:
+                with chain.lock:
+                    chain.resync()
+            except OSError as e:
+                raise ToolGateError("E_CONFIG", f"audit.jsonl {where}: cannot be read ({e.strerror or e})") from None
         chain.users += 1
         return chain
 
@@ -161,8 +439,7 @@ class AuditTrail:
         self._failed = False
         self.lost = 0
         self._chain: Optional[_Chain] = _chain_for(sinks)
-        recovered, self._chain.recovered = self._chain.recovered, 0
-        self._write([self._open_record("open", recovered)])
+        self._write([], opening=True)
         _watch(self)
 
     def decided(self, n: int = 1) -> None:
@@ -195,21 +472,28 @@ class AuditTrail:
             self._chain.release()
             self._chain = None
 
-    def _open_record(self, kind: str, recovered: int) -> str:
+    def _open_record(self, kind: str, chain: _Chain) -> str:
+        """An ``open`` or ``rotate`` record for ``chain``: an ``open`` takes the torn bytes the
+        chain cut off, and either says so when the chain's last line is unproven (``unprovenTail``)."""
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         rec: Dict[str, Any] = {"v": 1, "type": kind, "time": now, "pid": os.getpid(), "configHash": self._config_hash}
-        if recovered > 0:
-            rec["tornBytesRemoved"] = recovered
+        if kind == "open" and chain.recovered > 0:
+            rec["tornBytesRemoved"] = chain.recovered
+        if chain.unproven:
+            rec["unprovenTail"] = True
         key = self._sinks.get("chain_key")
         if key is not None:
             rec["chain"] = KEYED_CHAIN
             rec["chainKeyId"] = chain_key_id(key)
         return json.dumps(rec, separators=(",", ":"), ensure_ascii=False)
 
-    def _write(self, lines: List[str]) -> None:
+    def _write(self, records: List[str], opening: bool = False) -> None:
+        """Chains ``records`` and writes them to every sink; ``opening``: this trail's ``open``
+        record first. While the chain's last line is unproven (or a torn tail was cut since the
+        last ``open`` record), a batch starts with an ``open`` record saying so."""
         chain = self._chain
         if chain is None:
-            self.lost += len(lines)  # closed: nothing can take these any more
+            self.lost += len(records)  # closed: nothing can take these any more
             return
         with chain.lock:
             try:
@@ -217,28 +501,37 @@ class AuditTrail:
                     chain.fd = os.open(chain.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
                     chain.bytes = os.fstat(chain.fd).st_size
                 if chain.fd is not None:
+                    # another process may have written the file since (one taking its turn)
                     chain.resync()
                     limit = self._sinks.get("max_file_bytes")
-                    estimate = sum(len(line.encode("utf-8")) + 60 for line in lines)
-                    if limit is not None and chain.bytes > 0 and chain.bytes + estimate > limit:
-                        self._rotate(chain)
+                    if limit is not None and chain.bytes > 0:
+                        # rotate before chaining, so the batch follows the `rotate` record
+                        estimate = sum(len(line.encode("utf-8")) + 60 for line in records) + (400 if opening or chain.unproven else 0)
+                        if chain.bytes + estimate > limit:
+                            self._rotate(chain)
             except OSError as e:
-                self._fail(e, len(lines))
+                self._fail(e, len(records))
                 return
+            recovered = chain.recovered
+            unproven = chain.unproven
+            lines = records
+            if opening or unproven or recovered > 0:
+                lines = [self._open_record("open", chain), *records]
+                chain.recovered = 0
             start = chain.prev
-            written = []
-            for raw in lines:
-                line = _chained(raw, chain.prev)
-                chain.prev = chain.link(line)
-                written.append(line)
+            written = [chain.append(bounded(raw)) for raw in lines]
+            chain.unproven = False
             out = ("\n".join(written) + "\n").encode("utf-8")
             if chain.fd is not None:
                 try:
                     _write_all(chain.fd, out)
                     chain.bytes += len(out)
                 except OSError as e:
-                    chain.prev = start  # nothing of this batch is the chain's
-                    self._fail(e, len(lines))
+                    # nothing of this batch is the chain's: the next line follows the last one written
+                    chain.prev = start
+                    chain.recovered = recovered
+                    chain.unproven = unproven
+                    self._fail(e, len(records))
                     return
         try:
             if self._sinks.get("stdout"):
@@ -257,7 +550,7 @@ class AuditTrail:
 
     def _rotate(self, chain: _Chain) -> None:
         """Renames the full file to ``<file>.<n>`` and starts a fresh one whose first line is a
-        ``rotate`` record chained to the old last line."""
+        ``rotate`` record chained to the old last line (saying so when that line is unproven)."""
         assert chain.path is not None and chain.fd is not None
         os.close(chain.fd)
         chain.fd = None
@@ -266,11 +559,17 @@ class AuditTrail:
             n += 1
         os.rename(chain.path, f"{chain.path}.{n}")
         chain.fd = os.open(chain.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
-        line = _chained(self._open_record("rotate", 0), chain.prev)
+        chain.bytes = 0
+        start = chain.prev
+        line = chain.append(self._open_record("rotate", chain))
         data = (line + "\n").encode("utf-8")
-        _write_all(chain.fd, data)
+        try:
+            _write_all(chain.fd, data)
+        except OSError:
+            chain.prev = start
+            raise
         chain.bytes = len(data)
-        chain.prev = chain.link(line)
+        chain.unproven = False
 
     def _fail(self, err: BaseException, lost: int) -> None:
         self.lost += lost
