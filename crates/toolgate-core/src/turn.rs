@@ -212,15 +212,22 @@ impl Gate {
 
     /// Assembles the report from calls already decided: writes repairs back into `payload`,
     /// builds the dialect's feedback for refused calls. Duplicate call ids are `E_PAYLOAD` (a
-    /// host could not answer each id exactly once).
+    /// host could not answer each id exactly once) — the ids given to calls without one (their
+    /// position) included: a call without an id named `"1"` beside a call whose id is `"1"`
+    /// would let a host that looks verdicts up by id run one call on the other's verdict.
     pub fn finish_turn(&self, d: Dialect, mut payload: Value, found: Found, verdicts: Vec<Verdict>) -> Result<TurnReport, GateError> {
         let mut seen = AHashSet::with_capacity(found.calls.len());
         for c in &found.calls {
-            if c.wire_id.is_some() && !seen.insert(c.call_id.as_str()) {
+            if !seen.insert(c.call_id.as_str()) {
+                let why = if found.calls.iter().any(|o| o.wire_id.is_none() && o.call_id == c.call_id) {
+                    " (a call without an id is named by its position)"
+                } else {
+                    ""
+                };
                 return Err(dialect::shape::broken(
                     d,
                     &c.slot[..c.slot.len().saturating_sub(1)],
-                    format!("the call id {:?} appears twice in one turn", c.call_id),
+                    format!("the call id {:?} appears twice in one turn{why}", c.call_id),
                 ));
             }
         }

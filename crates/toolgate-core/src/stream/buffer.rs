@@ -45,7 +45,8 @@ impl Tracked {
 pub(crate) struct Shared {
     /// Every call seen, in the order first seen.
     pub calls: Vec<Tracked>,
-    /// Wire ids seen (a repeated id is a broken stream: the host answers each id once).
+    /// Call ids seen, wire ids and the positions given to calls without one (a repeated id is a
+    /// broken stream: the host answers each id once).
     ids: AHashSet<String>,
     /// Events safe to emit, with the bytes each is charged.
     out: Vec<(Value, usize)>,
@@ -107,15 +108,15 @@ impl Shared {
         std::mem::take(&mut self.out).into_iter().map(|(v, _)| v).collect()
     }
 
-    /// Registers a new call. `Err` names the repeated wire id.
+    /// Registers a new call. `Err` names the repeated id: a wire id seen before, or the id a
+    /// call without one gets (its position) when another call carries it — ids are unique in a
+    /// stream whoever wrote them, so no host can look one call's verdict up for another.
     pub fn open(&mut self, wire_id: Option<&str>, tool: &str, value_args: bool) -> Result<usize, String> {
         let wire_id = wire_id.filter(|s| !s.is_empty());
-        if let Some(id) = wire_id {
-            if !self.ids.insert(id.to_owned()) {
-                return Err(id.to_owned());
-            }
-        }
         let call_id = wire_id.map_or_else(|| self.calls.len().to_string(), str::to_owned);
+        if !self.ids.insert(call_id.clone()) {
+            return Err(call_id);
+        }
         self.calls.push(Tracked {
             call_id,
             wire_id: wire_id.map(str::to_owned),
@@ -170,6 +171,13 @@ mod tests {
         assert_eq!(s.calls[1].call_id, "1");
         assert_eq!(s.calls[2].call_id, "2");
         assert_eq!(s.open(Some("a"), "t", false), Err("a".to_owned()));
+        // a position given to a call without an id never equals another call's id
+        let mut s = Shared::new(100);
+        assert_eq!(s.open(Some("1"), "t", false), Ok(0));
+        assert_eq!(s.open(None, "t", false), Err("1".to_owned()));
+        let mut s = Shared::new(100);
+        assert_eq!(s.open(None, "t", false), Ok(0));
+        assert_eq!(s.open(Some("0"), "t", false), Err("0".to_owned()));
     }
 
     #[test]
