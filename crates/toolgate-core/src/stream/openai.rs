@@ -8,6 +8,11 @@
 //! fragment for a call already complete is a broken stream. Released calls are renumbered
 //! `0, 1, …` per choice; `finish_reason: "tool_calls"` becomes `"stop"` when every call of the
 //! choice was dropped.
+//!
+//! Forwarded chunks and choices hold only the members openai-node's `ChatCompletionChunk` gives
+//! them (its accumulator copies any other member onto what it accumulates): any other member is
+//! dropped, and one that could hold a call (`message`, `tool_calls`, `function_call` outside the
+//! delta) stops the stream (`E_PAYLOAD`).
 
 use ahash::AHashMap;
 use serde_json::{json, Map, Value};
@@ -17,6 +22,31 @@ use super::{Assembled, Assembler, Slot};
 use crate::dialect::shape::{index, key};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
+
+/// The members of a `chat.completion.chunk` (openai-node `ChatCompletionChunk`).
+const CHUNK_MEMBERS: &[&str] = &["id", "object", "created", "model", "choices", "usage", "system_fingerprint", "service_tier", "moderation", "obfuscation"];
+/// The members of one of its choices (`ChatCompletionChunk.Choice`).
+const CHOICE_MEMBERS: &[&str] = &["index", "delta", "finish_reason", "logprobs"];
+/// Members that hold tool calls in a Chat Completion (a choice's `message`, a message's
+/// `tool_calls` / `function_call`): where a chunk or a choice carries one, a client may read a call
+/// there that the gate never decided.
+const CALL_MEMBERS: [&str; 3] = ["message", "tool_calls", "function_call"];
+
+/// Keeps only the members `known` of a chunk or a choice: openai-node's accumulator copies any
+/// other member of a chunk choice onto the choice it accumulates (a `message` holding `tool_calls`
+/// becomes the final message) and any other member of a chunk onto the completion, so what is
+/// forwarded is rebuilt from the members the type has. A member that could hold a call
+/// (`CALL_MEMBERS`, not `null`) stops the stream; any other is dropped.
+fn only_chunk_members(cx: &Cx<'_>, path: &[Seg], m: &mut Map<String, Value>, known: &[&str]) -> Result<(), GateError> {
+    if let Some(k) = CALL_MEMBERS.iter().find(|k| !known.contains(k) && m.get(**k).is_some_and(|v| !v.is_null())) {
+        return Err(cx.err(
+            &key(path, k),
+            "a tool call outside `delta.tool_calls` is not read in a stream (a client accumulating the chunks would read a call the gate never decided)",
+        ));
+    }
+    m.retain(|k, _| known.contains(&k.as_str()));
+    Ok(())
+}
 
 /// The Chat Completions stream assembler.
 #[derive(Debug, Default)]
@@ -163,6 +193,7 @@ impl OpenAiStream {
     fn read_choice(&mut self, cx: &mut Cx<'_>, j: usize, c: Value, header: &Map<String, Value>) -> Result<Option<Value>, GateError> {
         let path = index(&key(&[], "choices"), j);
         let Value::Object(mut c) = c else { return Err(cx.err(&path, "expected a choice object")) };
+        only_chunk_members(cx, &path, &mut c, CHOICE_MEMBERS)?;
         let ix = cx.index(&path, &c, "index")?;
         let finish = cx.opt_str(&path, &c, "finish_reason")?.map(str::to_owned);
         let ci = self.choice(ix);
@@ -273,6 +304,7 @@ impl Assembler for OpenAiStream {
                 return Err(cx.err(&key(&[], "object"), format!("expected \"chat.completion.chunk\", got {o}")));
             }
         }
+        only_chunk_members(cx, &[], &mut chunk, CHUNK_MEMBERS)?;
         let choices = match chunk.get_mut("choices").map(Value::take) {
             Some(Value::Array(a)) => a,
             Some(_) => return Err(cx.err(&key(&[], "choices"), "expected an array")),

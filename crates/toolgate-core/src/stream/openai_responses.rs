@@ -12,6 +12,10 @@
 //! under their item type with their action as arguments, decided at `output_item.done`;
 //! server-run items pass and are reported as provider-executed.
 //!
+//! An item keeps what it was when added: its `output_item.done` form has the same `type`, the
+//! same `id` (where both carry one) and the same classification (a server-run item never becomes
+//! a call, nor a call server-run, nor a message a call), or the stream stops (`E_PAYLOAD`).
+//!
 //! A text call is decided at its first complete form (`.done`, or `output_item.done` if that comes
 //! first); the other must agree. An allowed call is released whole (added, one delta and done for a
 //! text call; then its `output_item.done`); a refused one is dropped with every event about it.
@@ -249,6 +253,11 @@ impl ResponsesStream {
         if it.done {
             return Err(cx.err(&key(&[], "output_index"), format!("output item {} done twice", it.wire)));
         }
+        // an item keeps the kind it was added with: a message or a server-run item completed as a
+        // call (or a call as server-run) would reach the client undecided
+        if let Some(k) = other_kind(&it.added, &item, it.kind) {
+            return Err(cx.err(&key(&ip, k), format!("`output_item.done` restates output item {} with another `{k}` than it was added with", it.wire)));
+        }
         if it.call.is_some() {
             if let Some(k) = restated_differently(&it.added, &item) {
                 return Err(cx.err(&key(&ip, k), format!("`output_item.done` restates output item {} with another `{k}` than the call decided", it.wire)));
@@ -393,6 +402,25 @@ fn restated_differently(added: &Map<String, Value>, later: &Map<String, Value>) 
         (Some(a), Some(b)) if a != b => Some("id"),
         _ => None,
     }
+}
+
+/// The member by which `done` (an item's `output_item.done` form) is another item than `added`,
+/// classified `kind` when added: another `type`, another `id` where both carry one, or, whatever
+/// the members, another classification (a server-run `tool_search_call` done as a client one, a
+/// `*_call` that gains a `call_id`) — `execution` or `call_id` then named. `None`: the same item.
+fn other_kind(added: &Map<String, Value>, done: &Map<String, Value>, kind: Kind) -> Option<&'static str> {
+    if added.get("type") != done.get("type") {
+        return Some("type");
+    }
+    if let (Some(a), Some(b)) = (added.get("id"), done.get("id")) {
+        if a != b {
+            return Some("id");
+        }
+    }
+    if classify(done) != kind {
+        return Some(if added.get("execution") != done.get("execution") { "execution" } else { "call_id" });
+    }
+    None
 }
 
 fn obj(v: Value) -> Map<String, Value> {
