@@ -16,7 +16,7 @@ const CHUNK = 64 * 1024
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)
 
 /** What kind of file `st` is, in words, when it is not a regular file. */
-function kindOf(st: Stats): string {
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return 'a directory'
   if (st.isFIFO()) return 'a FIFO (named pipe)'
   if (st.isCharacterDevice()) return 'a character device'

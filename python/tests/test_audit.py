@@ -385,3 +385,119 @@ def test_on_audit_needs_an_audit_block():
     with pytest.raises(ToolGateError) as e:
         ToolGate({"tools": TOOLS}, on_audit=print)
     assert e.value.code == "E_CONFIG"
+
+
+# -- the file audit.jsonl names, when the config comes from a repository or a tenant -------------
+# The writer opened any path (absolute, `..`, through symlinks, a FIFO), cut its "torn tail" and
+# appended JSON lines. Now it modifies only a toolgate audit log (a new file, an empty one, or one
+# whose first line is a toolgate record), never through a final symlink, only a regular file:
+# anything else is E_CONFIG before a byte is cut or written (src-ts/audit/chain.ts, openLog;
+# __test__/adversarial/audit-file.test.ts).
+
+NOT_A_LOG = "is not a toolgate audit log"
+RC_ARG = '{"q": "$(touch /tmp/toolgate-should-never-exist)"}'
+
+
+def untrusted(tmp_path: Path, audit: dict) -> Path:
+    """A config in ``repo/`` (as a repository would ship it), next to a ``victim/`` folder."""
+    (tmp_path / "repo").mkdir(exist_ok=True)
+    (tmp_path / "victim").mkdir(exist_ok=True)
+    n = len(list((tmp_path / "repo").glob("t-*.json")))
+    config = tmp_path / "repo" / f"t-{n}.json"
+    config.write_text(json.dumps({"tools": TOOLS, "audit": audit}))
+    return config
+
+
+def refused(make) -> ToolGateError:
+    with pytest.raises(ToolGateError) as e:
+        make()
+    assert e.value.code == "E_CONFIG"
+    return e.value
+
+
+def test_a_non_log_file_with_a_torn_tail_is_untouched(tmp_path):
+    config = untrusted(tmp_path, {"jsonl": "../victim/data.bin"})
+    data = tmp_path / "victim" / "data.bin"
+    original = b"header\n\x00\x01\x02\xff\xfethe last 25 bytes, no NL"
+    data.write_bytes(original)
+    e = refused(lambda: ToolGate.from_file(config))
+    assert f"audit.jsonl {data}: {NOT_A_LOG}" in e.message
+    assert data.read_bytes() == original
+    refused(lambda: ToolGate({"tools": TOOLS, "audit": {"jsonl": str(data)}}))
+    assert data.read_bytes() == original
+
+
+def test_an_rc_like_file_is_never_appended_to(tmp_path):
+    rc = tmp_path / "victim" / "fakerc"
+    config = untrusted(tmp_path, {"jsonl": str(rc), "includeArguments": True})
+    text = "export PATH=$HOME/bin:$PATH\necho rc-loaded\n"
+    rc.write_text(text)
+    e = refused(lambda: ToolGate.from_file(config))
+    assert NOT_A_LOG in e.message
+    assert rc.read_text() == text
+    for first in ['{"level":"info","msg":"x"}\n', '{"v":2,"type":"open"}\n', '{"type":"open","v":1}\n', '{"v":1,"type":"check"}\n', '\n{"v":1,"type":"open"}\n']:
+        other = tmp_path / "victim" / f"other-{len(first)}-{first[2]}.jsonl"
+        other.write_text(first + "torn")
+        assert NOT_A_LOG in refused(lambda: ToolGate({"tools": TOOLS, "audit": {"jsonl": str(other)}})).message
+        assert other.read_text() == first + "torn"
+
+
+def test_a_symlink_is_refused_and_its_target_untouched(tmp_path):
+    (tmp_path / "victim").mkdir()
+    log = tmp_path / "victim" / "real.jsonl"
+    g = ToolGate({"tools": TOOLS, "audit": {"jsonl": str(log)}})
+    g.check("search", '{"q": "x"}')
+    g.flush()
+    before = log.read_bytes()
+    rc = tmp_path / "victim" / "rc"
+    rc.write_text("echo hi\n")
+    (tmp_path / "link.jsonl").symlink_to(log)
+    (tmp_path / "rc.jsonl").symlink_to(rc)
+    for name in ("link.jsonl", "rc.jsonl"):
+        config = untrusted(tmp_path, {"jsonl": f"../{name}", "includeArguments": True})
+        e = refused(lambda: ToolGate.from_file(config))
+        assert f"audit.jsonl {tmp_path / name}: is a symbolic link" in e.message
+    assert log.read_bytes() == before
+    assert rc.read_text() == "echo hi\n"
+
+
+def test_a_fifo_and_a_directory_are_refused(tmp_path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    e = refused(lambda: ToolGate({"tools": TOOLS, "audit": {"jsonl": str(fifo)}}))
+    assert f"audit.jsonl {fifo}: is a FIFO (named pipe); expected a regular file" in e.message
+    (tmp_path / "d.jsonl").mkdir()
+    assert "d.jsonl: is a directory; expected a regular file" in refused(lambda: ToolGate({"tools": TOOLS, "audit": {"jsonl": str(tmp_path / "d.jsonl")}})).message
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_an_existing_log_with_a_torn_tail_still_works(tmp_path, monkeypatch, keyed):
+    monkeypatch.setenv("AUDIT_KEY", KEY)
+    audit = {"jsonl": "audit.jsonl", **(KEYED if keyed else {})}
+    config = untrusted(tmp_path, audit)
+    log = tmp_path / "repo" / "audit.jsonl"
+    run("py", log, [["ana", "read", {}]], {**audit, "jsonl": str(log)})
+    torn = b'{"v":1,"type":"decision","ti'
+    with open(log, "ab") as f:
+        f.write(torn)
+    g = ToolGate.from_file(config)
+    g.check("read", "{}")
+    g.flush()
+    recs = lines(log)
+    assert recs[2]["type"] == "open" and recs[2]["tornBytesRemoved"] == len(torn) and "unprovenTail" not in recs[2]
+    code, report = verify_tail(str(log), *(["--key-env", "AUDIT_KEY"] if keyed else []))
+    assert code == 0, report
+
+
+def test_a_torn_first_record_and_a_trimmed_log_are_logs_too(tmp_path):
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(b'{"v":1,"type":"open","time":"2026-')
+    ToolGate({"tools": TOOLS, "audit": {"jsonl": str(torn)}}).flush()
+    assert lines(torn)[0]["tornBytesRemoved"] == len(b'{"v":1,"type":"open","time":"2026-')
+    full = tmp_path / "full.jsonl"
+    run("py", full, [["ana", "read", {}]], {})
+    trimmed = tmp_path / "trimmed.jsonl"
+    trimmed.write_bytes(b"".join(x + b"\n" for x in raw_lines(full)[1:]))
+    run("py", trimmed, [["ana", "read", {}]], {})
+    assert [r["type"] for r in lines(trimmed)] == ["decision", "open", "decision"]
+

@@ -20,12 +20,14 @@ from __future__ import annotations
 import atexit
 import base64
 import datetime
+import errno
 import hashlib
 import hmac
 import json
 import math
 import os
 import re
+import stat
 import sys
 import threading
 import warnings
@@ -313,6 +315,75 @@ def bounded(record: str) -> str:
     return _js_json(out)
 
 
+# The bytes every line a toolgate writer writes starts with — the core's records, the ``open`` and
+# ``rotate`` records of the Node and Python writers, records cut to size — up to the comma after its
+# ``type`` (src-ts/audit/chain.ts, ``RECORD_START``).
+_RECORD_START = re.compile(rb'\{"v":1,"type":"(?:open|rotate|decision|turn_error)"[,}]')
+_START_BYTES = 64
+"""Bytes of a file's start read to check it is a toolgate audit log."""
+_LOG_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _kind_of(mode: int) -> str:
+    """What kind of file ``mode`` is, in words, when it is not a regular file (src-ts/regular-file.ts)."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _open_log(path: str, fresh: bool = False) -> int:
+    """Opens the audit log ``path`` for appending (created when missing; ``fresh``: created here,
+    never an existing file — rotation) and returns its descriptor. The writer modifies no file that
+    is not a toolgate audit log, since ``audit.jsonl`` may come from a config nobody vouches for:
+    ``E_CONFIG``, before any byte is cut or written, when ``path`` is a symbolic link (never
+    followed: a link swapped in later is not either), not a regular file (a FIFO, a device, a
+    directory), or a non-empty file whose first line does not start as every toolgate record does
+    (``{"v":1,"type":`` and a known type). The same rules and messages as the Node writer's
+    ``openLog`` (src-ts/audit/chain.ts)."""
+    where = f"audit.jsonl {path}"
+    link = f"{where}: is a symbolic link; name the file itself (the audit log is never opened through a link)"
+    if not fresh:
+        # refused before it is opened: opening a device or FIFO can itself do something
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise ToolGateError("E_CONFIG", f"{where}: cannot be opened for appending ({e.strerror or e})") from None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise ToolGateError("E_CONFIG", link)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise ToolGateError("E_CONFIG", f"{where}: is {_kind_of(st.st_mode)}; expected a regular file")
+    try:
+        fd = os.open(path, _LOG_FLAGS | os.O_CREAT | (os.O_EXCL if fresh else 0), 0o666)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ToolGateError("E_CONFIG", link) from None
+        raise ToolGateError("E_CONFIG", f"{where}: cannot be opened for appending ({e.strerror or e})") from None
+    try:
+        # what is checked is what was opened
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolGateError("E_CONFIG", f"{where}: is {_kind_of(st.st_mode)}; expected a regular file")
+        if st.st_size > 0 and not _RECORD_START.match(os.pread(fd, min(_START_BYTES, st.st_size), 0)):
+            raise ToolGateError("E_CONFIG", f"{where}: is not a toolgate audit log (its first line is not a toolgate record); it is left as it is — name a new file, an empty one, or a log a gate wrote")
+        return fd
+    except ToolGateError:
+        os.close(fd)
+        raise
+    except OSError as e:
+        os.close(fd)
+        raise ToolGateError("E_CONFIG", f"{where}: cannot be read ({e.strerror or e})") from None
+
+
 class _Chain:
     """Where one hash chain goes: a JSONL file shared by every trail of this process writing to
     that path (two gates on one file still write one chain), or standard output, or a trail's
@@ -336,13 +407,14 @@ class _Chain:
         not a link the writer vouches for (the line's SHA-256, or ``None``): the next line written
         is an ``open`` (or ``rotate``) record that says so (``unprovenTail``)."""
         if path is not None:
+            # a file that is not a toolgate audit log is refused before anything is cut or written
+            self.fd = _open_log(path)
             try:
-                self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
                 self.bytes = -1
                 self.resync()
             except OSError as e:
-                if self.fd is not None:
-                    os.close(self.fd)
+                os.close(self.fd)
+                self.fd = None
                 raise ToolGateError("E_CONFIG", f"audit.jsonl {path}: cannot be opened for appending ({e.strerror or e})") from None
 
     def append(self, record: str) -> str:
@@ -497,8 +569,10 @@ class AuditTrail:
             return
         with chain.lock:
             try:
-                if chain.path is not None and chain.fd is None:  # a rotation failed half-way
-                    chain.fd = os.open(chain.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+                if chain.path is not None and chain.fd is None:
+                    # a rotation failed half-way: opened again (only a toolgate audit log, or a new
+                    # or empty file: whatever is at the path now)
+                    chain.fd = _open_log(chain.path)
                     chain.bytes = os.fstat(chain.fd).st_size
                 if chain.fd is not None:
                     # another process may have written the file since (one taking its turn)
@@ -509,7 +583,7 @@ class AuditTrail:
                         estimate = sum(len(line.encode("utf-8")) + 60 for line in records) + (400 if opening or chain.unproven else 0)
                         if chain.bytes + estimate > limit:
                             self._rotate(chain)
-            except OSError as e:
+            except (OSError, ToolGateError) as e:
                 self._fail(e, len(records))
                 return
             recovered = chain.recovered
@@ -558,7 +632,8 @@ class AuditTrail:
         while os.path.exists(f"{chain.path}.{n}"):
             n += 1
         os.rename(chain.path, f"{chain.path}.{n}")
-        chain.fd = os.open(chain.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+        # created here (O_EXCL, no link followed): whatever took the name since the rename is not written to
+        chain.fd = _open_log(chain.path, fresh=True)
         chain.bytes = 0
         start = chain.prev
         line = chain.append(self._open_record("rotate", chain))

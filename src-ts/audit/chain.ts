@@ -9,10 +9,11 @@
 // gates on one file still write one unbroken chain); standard output has one too; a trail with
 // neither keeps a chain of its own for `onAudit`.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readSync, writeSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 
 import { ToolGateError } from '../errors'
+import { kindOf } from '../regular-file'
 import { MAX_LINE_BYTES } from './lines'
 
 /** SHA-256 of `text` (UTF-8), base64url without padding: the `prev` of the line after it. */
@@ -128,6 +129,63 @@ export function provenSeal(key: Buffer, line: Buffer): string | undefined {
   return timingSafeEqual(want, Buffer.from(mac)) ? mac : undefined
 }
 
+/**
+ * The bytes every line a toolgate writer writes starts with — the core's records, the `open` and
+ * `rotate` records of the Node and Python writers, records cut to size — up to the comma after
+ * its `type` (the known types: `open`, `rotate`, `decision`, `turn_error`).
+ */
+const RECORD_START = /^\{"v":1,"type":"(?:open|rotate|decision|turn_error)"[,}]/
+/** Bytes of a file's start read to check it is a toolgate audit log (more than {@link RECORD_START} needs). */
+const START_BYTES = 64
+
+/** Opening a log: append to it (created when missing), or a fresh file that must not exist (rotation). */
+const LOG_FLAGS = constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+/**
+ * Opens the audit log `path` for appending (created when missing; `fresh`: created here, never an
+ * existing file — rotation) and returns its descriptor. The writer modifies no file that is not a
+ * toolgate audit log, since `audit.jsonl` may come from a config nobody vouches for: `E_CONFIG`,
+ * before any byte is cut or written, when `path` is a symbolic link (never followed: a link
+ * swapped in later is not either), not a regular file (a FIFO, a device, a directory), or a
+ * non-empty file whose first line does not start as every toolgate record does (`{"v":1,"type":`
+ * and a known type) — a torn tail is then cut only from a file that passed this check.
+ */
+export function openLog(path: string, fresh = false): number {
+  const where = `audit.jsonl ${path}`
+  const link = `${where}: is a symbolic link; name the file itself (the audit log is never opened through a link)`
+  if (!fresh) {
+    // refused before it is opened: opening a device or FIFO can itself do something
+    const st = lstatSync(path, { throwIfNoEntry: false })
+    if (st?.isSymbolicLink()) throw new ToolGateError('E_CONFIG', link)
+    if (st !== undefined && !st.isFile()) throw new ToolGateError('E_CONFIG', `${where}: is ${kindOf(st)}; expected a regular file`)
+  }
+  let fd: number
+  try {
+    fd = openSync(path, LOG_FLAGS | constants.O_CREAT | (fresh ? constants.O_EXCL : 0), 0o666)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ELOOP') throw new ToolGateError('E_CONFIG', link, { cause: err })
+    throw new ToolGateError('E_CONFIG', `${where}: cannot be opened for appending (${(err as Error).message})`, { cause: err })
+  }
+  try {
+    // what is checked is what was opened
+    const st = fstatSync(fd)
+    if (!st.isFile()) throw new ToolGateError('E_CONFIG', `${where}: is ${kindOf(st)}; expected a regular file`)
+    if (st.size > 0) {
+      const head = Buffer.alloc(Math.min(START_BYTES, st.size))
+      const n = readSync(fd, head, 0, head.length, 0)
+      if (!RECORD_START.test(head.toString('latin1', 0, n))) {
+        throw new ToolGateError('E_CONFIG', `${where}: is not a toolgate audit log (its first line is not a toolgate record); it is left as it is — name a new file, an empty one, or a log a gate wrote`)
+      }
+    }
+    return fd
+  } catch (err) {
+    closeSync(fd)
+    if (err instanceof ToolGateError) throw err
+    throw new ToolGateError('E_CONFIG', `${where}: cannot be read (${(err as Error).message})`, { cause: err })
+  }
+}
+
 /** Writes all of `text` (a short write is continued). */
 export function writeAll(fd: number, text: string): number {
   const buf = Buffer.from(text, 'utf8')
@@ -165,12 +223,14 @@ export class Chain {
     this.path = path
     this.key = key
     if (path === undefined) return
+    // a file that is not a toolgate audit log is refused before anything is cut or written
+    this.fd = openLog(path)
     try {
-      this.fd = openSync(path, 'a+')
       this.bytes = -1
       this.resync()
     } catch (err) {
-      if (this.fd !== undefined) closeSync(this.fd)
+      closeSync(this.fd)
+      this.fd = undefined
       throw new ToolGateError('E_CONFIG', `audit.jsonl ${path}: cannot be opened for appending (${(err as Error).message})`, { cause: err })
     }
   }

@@ -7,9 +7,9 @@
 // so a crash leaves at most a torn last line; rotation by size continues the chain), standard
 // output, and a callback. Nothing is written on the hot path: records are drained every
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
-import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, renameSync } from 'node:fs'
 
-import { type Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, writeAll } from './chain'
+import { type Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, openLog, writeAll } from './chain'
 import { MAX_LINE_BYTES } from './lines'
 
 export { lineHash } from './chain'
@@ -254,8 +254,9 @@ class TrailWriter {
     }
     try {
       if (chain.path !== undefined && chain.fd === undefined) {
-        // a rotation failed half-way: the file is opened again before anything is chained
-        chain.fd = openSync(chain.path, 'a+')
+        // a rotation failed half-way: the file is opened again before anything is chained (only
+        // a toolgate audit log, or a new or empty file: whatever is at the path now)
+        chain.fd = openLog(chain.path)
         chain.bytes = fstatSync(chain.fd).size
       }
       const max = this.#sinks.maxFileBytes
@@ -333,7 +334,8 @@ class TrailWriter {
     let n = 1
     while (existsSync(`${path}.${n}`)) n++
     renameSync(path, `${path}.${n}`)
-    chain.fd = openSync(path, 'a+')
+    // created here (O_EXCL, no link followed): whatever took the name since the rename is not written to
+    chain.fd = openLog(path, true)
     chain.bytes = 0
     const start = chain.prev
     const line = chain.append(this.#openRecord('rotate', chain))
