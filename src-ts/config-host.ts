@@ -9,6 +9,7 @@ import { isAbsolute, resolve } from 'node:path'
 
 import { MIN_CHAIN_KEY_BYTES } from './audit/chain'
 import type { AuditSinks } from './audit/trail'
+import { duplicateKeys } from './config-file'
 import { ToolGateError } from './errors'
 import { readRegularFile } from './regular-file'
 
@@ -22,10 +23,13 @@ export interface PreparedConfig {
 
 /**
  * Prepares `config` (parsed) for the core. `baseDir` is the config file's folder (paths inside
- * resolve against it; default: the working directory). Errors are `E_CONFIG` naming the key —
- * never the key material.
+ * resolve against it; default: the working directory). `text`, when given, is the JSON text
+ * `config` was parsed from: a key written twice in it is refused here, before anything is
+ * re-serialized from the parse (which keeps one of the two silently). Errors are `E_CONFIG`
+ * naming the key — never the key material.
  */
 export function prepareConfig(config: Json, baseDir?: string, text?: string): PreparedConfig {
+  if (text !== undefined) duplicateKeys(text, 'config')
   const at = (p: string) => (baseDir === undefined || isAbsolute(p) ? resolve(p) : resolve(baseDir, p))
   let changed = false
   const out: Json = { ...config }

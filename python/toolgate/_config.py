@@ -1,11 +1,17 @@
 """The host's half of a config (the core does no I/O): reading a config file (JSON or YAML,
 bounded, regular files only), reading the receipt key that ``receipts.privateKeyEnv`` /
-``privateKeyFile`` names, and resolving file paths against the config file's folder."""
+``privateKeyFile`` names, and resolving file paths against the config file's folder. A key
+written twice is refused on the raw text (:func:`parse_json_config`, before anything is
+re-serialized), and YAML is kept to what means the same to the Node reader (src-ts/config-file.ts,
+the same rules): JSON's types, no tags beyond ``!!str``/``!!map``/``!!seq``, no plain scalar
+YAML 1.1 and 1.2 read differently."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import stat
 from typing import Any, Dict, Optional
 
@@ -44,36 +50,236 @@ def _read_bounded(path: str, limit: int, what: str) -> bytes:
         os.close(fd)
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _NotJson(Exception):
+    pass
+
+
+def _pairs(pairs: "list[tuple[str, Any]]") -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _not_json(name: str) -> Any:
+    raise _NotJson(name)
+
+
+def _duplicate_place(text: str, key: str) -> str:
+    """Where ``key`` is first written twice in JSON ``text`` (line, and the object's place), for
+    the message: one pass, a set per object, run only once a duplicate is known."""
+    frames: "list[Optional[set]]" = []
+    at: "list[Any]" = []
+    expect_key = False
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[{}\[\],]', text):
+        tok = m.group()
+        if tok[0] == '"':
+            if not expect_key:
+                continue
+            expect_key = False
+            k = json.loads(tok)
+            seen = frames[-1] if frames else None
+            if seen is None:
+                break
+            if k in seen:
+                place = ""
+                for p in at[:-1]:
+                    place = f"{place}[{p}]" if isinstance(p, int) else (p if place == "" else f"{place}.{p}")
+                return f"line {text.count(chr(10), 0, m.start()) + 1}: duplicate key {json.dumps(k)}" + (f" in `{place}`" if place else "")
+            seen.add(k)
+            at[-1] = k
+        elif tok == "{":
+            frames.append(set())
+            at.append("")
+            expect_key = True
+        elif tok == "[":
+            frames.append(None)
+            at.append(0)
+        elif tok in "}]":
+            if frames:
+                frames.pop()
+                at.pop()
+            expect_key = False
+        elif frames:
+            if frames[-1] is not None:
+                expect_key = True
+            else:
+                at[-1] += 1
+    return f"duplicate key {json.dumps(key)}"
+
+
+def parse_json_config(text: str, where: str = "config") -> Any:
+    """JSON config text parsed, a key written twice in one object refused (``json.loads`` keeps
+    the last of two silently, so a config re-serialized from it would say something its text
+    does not): ``E_CONFIG`` naming ``where``, the line and the key's place. The one check of JSON
+    config text (Node's is ``duplicateKeys`` in src-ts/config-file.ts). ``None`` for text that is
+    not JSON (NaN and Infinity included): the core names its error."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_not_json)
+    except _DuplicateKey as e:
+        raise ToolGateError("E_CONFIG", f"{where}: {_duplicate_place(text, e.key)} (a reader keeps one of the two silently); write it once") from None
+    except (ValueError, RecursionError, _NotJson):
+        return None
+
+
+# Plain (unquoted, untagged) YAML scalars: the same rules as src-ts/config-file.ts (keep in step).
+# Read alike by YAML 1.1 (PyYAML) and YAML 1.2 (the Node reader): these four forms.
+_PLAIN_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_PLAIN_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_PLAIN_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$")
+_PLAIN_FLOAT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)\.[0-9]*(?:[eE][-+][0-9]+)?$")
+# Any other plain scalar that either version reads as something other than a string.
+_PLAIN_SPECIAL = re.compile(
+    "|".join(
+        [
+            r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)$",
+            r"^[-+]?(?:0b[0-1_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)$",
+            r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?$",
+            r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$",
+            r"^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)?$",
+            r"^(?:<<|=)$",
+        ]
+    )
+)
+_MAX_EXACT = 2**53 - 1
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+
+
+class _Refused(Exception):
+    pass
+
+
+def _plain_scalar(s: str) -> Any:
+    """A plain scalar's value, as YAML 1.2's core schema reads it (and JavaScript holds it: an
+    integral float is an int); ``_Refused`` for one readers read differently (see
+    ``plainScalarProblem`` in src-ts/config-file.ts)."""
+    if _PLAIN_NULL.match(s):
+        return None
+    if _PLAIN_BOOL.match(s):
+        return s[0] in "tT"
+    if _PLAIN_INT.match(s):
+        n = int(s)
+        if abs(n) > _MAX_EXACT:
+            raise _Refused(f"the integer {s} is past 2^53-1, where readers round it differently; quote it (or write it in a JSON config)")
+        return n
+    if _PLAIN_FLOAT.match(s):
+        f = float(s)
+        if not math.isfinite(f):
+            raise _Refused(f"the number {s} is not finite (JSON has no such number)")
+        return int(f) if f.is_integer() and abs(f) < 1e21 else f
+    if _PLAIN_SPECIAL.match(s):
+        what = "a date or time" if re.match(r"^[0-9]{4}-", s) else "a number" if re.match(r"^[-+]?[.0-9]", s) else "a merge key" if s == "<<" else "a boolean or special value"
+        fix = ", or write the number in decimal without a leading zero or _" if what == "a number" else ", or write the merged keys out" if s == "<<" else ""
+        raise _Refused(f'{json.dumps(s)} is {what} to one YAML version and not to another (YAML 1.1 and 1.2 read it differently): quote it ("{s}") for the string{fix}')
+    return s
+
+
+def _yaml_value(raw: str) -> Any:
+    """The YAML document in ``raw`` as a JSON value, built from the parser's events (libyaml's
+    when PyYAML has it): a key written twice in one mapping (a set per mapping), a key that is
+    not a string, a tag beyond ``!!str``/``!!map``/``!!seq``, a plain scalar YAML 1.1 and 1.2
+    read differently, more than :data:`MAX_YAML_ALIASES` aliases, and an alias naming a node
+    that contains it are ``_Refused`` naming the line."""
+    import yaml  # type: ignore[import-untyped]
+
+    loader = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
+    tag_msg = "the tag {} is not allowed (a config holds JSON values: only !!str, !!map and !!seq)"
+    # open collections: [container, keys seen (None for a list), pending key, anchor]
+    stack: "list[list[Any]]" = []
+    anchors: Dict[str, Any] = {}
+    open_anchors: "set[str]" = set()
+    aliases = 0
+    root: Any = None
+    documents = 0
+
+    def line(ev: Any) -> int:
+        return int(ev.start_mark.line) + 1
+
+    def add(value: Any, ev: Any, is_string: bool) -> None:
+        nonlocal root
+        if not stack:
+            root = value
+            return
+        top = stack[-1]
+        if top[1] is None:
+            top[0].append(value)
+        elif top[2] is _NO_KEY:
+            if not is_string:
+                raise _Refused(f"line {line(ev)}: a key must be a string (quote it: a YAML key such as 1, true or null is a different key to each reader)")
+            if value in top[1]:
+                raise _Refused(f"line {line(ev)}: duplicate key {json.dumps(value)} (a reader keeps one of the two silently); write it once")
+            top[1].add(value)
+            top[2] = value
+        else:
+            top[0][top[2]] = value
+            top[2] = _NO_KEY
+
+    for ev in yaml.parse(raw, Loader=loader):
+        if isinstance(ev, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise _Refused(f"line {line(ev)}: a config is one YAML document")
+            if ev.version not in (None, (1, 1), (1, 2)):
+                raise _Refused(f"line {line(ev)}: YAML version {ev.version} is not supported")
+        elif isinstance(ev, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_YAML_ALIASES:
+                raise _Refused(f"more than {MAX_YAML_ALIASES} aliases")
+            if ev.anchor in open_anchors:
+                raise _Refused(f"line {line(ev)}: an alias names a node that contains it (a cycle has no JSON form)")
+            if ev.anchor not in anchors:
+                raise _Refused(f"line {line(ev)}: the alias *{ev.anchor} names no anchor")
+            value = anchors[ev.anchor]
+            add(value, ev, isinstance(value, str))
+        elif isinstance(ev, yaml.ScalarEvent):
+            if ev.tag is not None and ev.tag != _STR_TAG:
+                raise _Refused(f"line {line(ev)}: " + tag_msg.format(ev.tag))
+            try:
+                value = _plain_scalar(ev.value) if ev.tag is None and ev.implicit[0] else ev.value
+            except _Refused as e:
+                raise _Refused(f"line {line(ev)}: {e}") from None
+            if ev.anchor is not None:
+                anchors[ev.anchor] = value
+            add(value, ev, isinstance(value, str))
+        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            is_map = isinstance(ev, yaml.MappingStartEvent)
+            if ev.tag not in (None, "!", _MAP_TAG if is_map else _SEQ_TAG):
+                raise _Refused(f"line {line(ev)}: " + tag_msg.format(ev.tag))
+            container: Any = {} if is_map else []
+            if ev.anchor is not None:
+                anchors[ev.anchor] = container
+                open_anchors.add(ev.anchor)
+            stack.append([container, set() if is_map else None, _NO_KEY, ev.anchor, ev])
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            container, _, _, anchor, start = stack.pop()
+            if anchor is not None:
+                open_anchors.discard(anchor)
+            add(container, start, False)
+    return root
+
+
+_NO_KEY = object()
+
+
 def _yaml_to_json(raw: str, path: str) -> str:
     try:
-        import yaml  # type: ignore[import-untyped]
+        import yaml
     except ImportError:
         raise ToolGateError("E_CONFIG", f"config file {path}: reading YAML needs PyYAML (pip install pyyaml)") from None
-
-    class Loader(yaml.SafeLoader):
-        """SafeLoader refusing duplicate keys and more than MAX_YAML_ALIASES aliases."""
-
-        aliases = 0
-
-        def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
-            if self.check_event(yaml.AliasEvent):
-                Loader.aliases += 1
-                if Loader.aliases > MAX_YAML_ALIASES:
-                    raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
-            return super().compose_node(parent, index)
-
-        def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
-            seen = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
     try:
-        value = yaml.load(raw, Loader=Loader)  # noqa: S506 — a SafeLoader subclass
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return json.dumps(_yaml_value(raw), ensure_ascii=False, allow_nan=False)
+    except _Refused as e:
+        raise ToolGateError("E_CONFIG", f"config file {path}: {e}") from None
     except (yaml.YAMLError, TypeError, ValueError, RecursionError) as e:
         raise ToolGateError("E_CONFIG", f"config file {path}: {str(e)[:500]}") from None
 

@@ -4,14 +4,13 @@ is the Rust core's (through ``toolgate._native``), the same as the Node package'
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from . import _native
 from ._audit import AuditTrail
-from ._config import prepare_config, read_config_file
+from ._config import parse_json_config, prepare_config, read_config_file
 from ._context import CallContext, context_text
 from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
 from ._errors import ToolGateError
@@ -79,10 +78,9 @@ class ToolGate:
         parsed: Any
         if isinstance(config, str):
             text = config
-            try:
-                parsed = json.loads(config)
-            except (ValueError, RecursionError):
-                parsed = None  # the core names the syntax error
+            # a key written twice is refused here, before prepare_config's re-serialization
+            # could keep one of them silently; None for text that is not JSON (the core names it)
+            parsed = parse_json_config(config)
         elif isinstance(config, Mapping):
             parsed = dict(config)
             text = ""
