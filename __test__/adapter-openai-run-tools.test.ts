@@ -184,4 +184,26 @@ describe('chat.completions.runTools on a guarded client', () => {
     expect(() => client.chat.completions.runTools({ model: 'gpt-4.1', messages: [user], tools: tools([]) as never, stream: true })).toThrow(ToolGateError)
     expect(upstream!.requests).toHaveLength(0)
   })
+  it('adversarial: a call without an id, named by its position like another call\'s id, never runs the other on its verdict', async () => {
+    // the core names an id-less call by its position ("1"); beside a call whose id is "1" a ledger
+    // looking verdicts up by id filed save_note's (refused: confirm) under search's — now the turn
+    // is refused whole (E_PAYLOAD) and nothing runs
+    const gate = new ToolGate(config)
+    const turn = structuredClone(CHAT_TURN)
+    const idless = { type: 'function', function: { name: 'search', arguments: '{"query":"rust"}' } }
+    turn.choices[0].message.tool_calls = [call('1', 'save_note', '{"text":"x"}'), idless as ReturnType<typeof call>]
+    const client = await clientFor(turn, gate)
+    const ran: Ran[] = []
+    const runner = client.chat.completions.runTools({ model: 'gpt-4.1', messages: [user], tools: tools(ran) as never })
+    const err = await runner.finalContent().then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    // the runner wraps what the guarded client threw; the gate's error is its cause
+    const gateErr = err instanceof ToolGateError ? err : (err as { cause?: unknown }).cause
+    expect(gateErr).toBeInstanceOf(ToolGateError)
+    expect((gateErr as ToolGateError).code).toBe('E_PAYLOAD')
+    expect((gateErr as ToolGateError).message).toMatch(/the call id "1" appears twice in one turn \(a call without an id is named by its position\)/)
+    expect(ran).toEqual([])
+  })
 })
