@@ -69,7 +69,7 @@ async function failure(run: () => Promise<unknown>): Promise<InstanceType<typeof
 
 describe('whole answers: calls identified by position, re-encoded from the decision', () => {
   it('messages: a second tool_use with an empty id refuses the turn (it was forwarded in place of the allowed one)', async () => {
-    answer = (_q, res) => json(res, 200, message([use('1', 'get_weather'), use('', 'delete_all', {})]))
+    answer = (_q, res) => json(res, 200, message([use('toolu_1', 'get_weather'), use('', 'delete_all', {})]))
     const err = await failure(messages)
     expect(err).toBeInstanceOf(Anthropic.APIError)
     expect(err.status).toBe(502)
@@ -77,7 +77,7 @@ describe('whole answers: calls identified by position, re-encoded from the decis
   })
 
   it('responses: a second function_call with an empty call_id refuses the turn', async () => {
-    answer = (_q, res) => json(res, 200, response([fc('1', 'get_weather'), fc('', 'delete_all')]))
+    answer = (_q, res) => json(res, 200, response([fc('call_1', 'get_weather'), fc('', 'delete_all')]))
     const err = await failure(responses)
     expect(err.status).toBe(502)
     expect(err.message).toContain('without a non-empty string `call_id`')
