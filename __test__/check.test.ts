@@ -182,6 +182,21 @@ describe('hostile input never crashes and never reaches a tool', () => {
     expect(gate.check('search_db', { query: 'x\uDFFF', page: 1 }).reason).toBe('bad_arguments')
   })
 
+  it("a model's 1e999, parsed by an SDK into Infinity, is refused, never decided as null and run as Infinity", () => {
+    // JSON.stringify writes Infinity and NaN as null: the gate would check null while the tool got Infinity
+    const parsed = JSON.parse('{"query":"x","page":1e999}') as Record<string, unknown>
+    expect(parsed.page).toBe(Number.POSITIVE_INFINITY)
+    const v = gate.check('search_db', parsed)
+    expect(v).toMatchObject({ outcome: 'rejected', allowed: false, reason: 'bad_arguments' })
+    expect(v.message).toContain('Infinity or NaN')
+    for (const bad of [Number.NEGATIVE_INFINITY, Number.NaN]) expect(gate.check('search_db', { query: 'x', nested: [{ n: bad }] }).reason).toBe('bad_arguments')
+    const turn = JSON.parse('{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search_db","arguments":"{}"}}]}') as Record<string, unknown>
+    ;(turn as { extra?: unknown }).extra = Number.NaN
+    expect(() => gate.guard(turn, { dialect: 'openai' })).toThrow(/Infinity or NaN/)
+    // a real null is not refused
+    expect(gate.check('search_db', { query: 'x', note: null }).reason).not.toBe('bad_arguments')
+  })
+
   it('an object with a __proto__ own key is refused, not merged', () => {
     const args = JSON.parse('{"query":"a","__proto__":{"isAdmin":true}}')
     expect(gate.check('search_db', args).reason).toBe('bad_arguments')

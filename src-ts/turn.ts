@@ -58,8 +58,22 @@ export function jsonText(value: unknown): string | { unreadable: string } {
       return { unreadable: (err as Error).message }
     }
     if (typeof text !== 'string') return { unreadable: `a ${typeof value} is not JSON` }
+    // JSON.stringify writes Infinity and NaN as null, so the gate would decide on null while the
+    // tool runs with Infinity (a model's `1e999` parsed by an SDK): refused, as text `1e999` is.
+    // Only a text holding `null` can hide one, so the common case pays one scan.
+    if (text.includes('null') && hasNonFinite(value)) return { unreadable: 'a number is Infinity or NaN, which JSON cannot hold' }
   }
   return text.isWellFormed() ? text : { unreadable: 'the text holds a lone UTF-16 surrogate' }
+}
+
+/** Whether serializing `value` meets a non-finite number (walked as JSON.stringify walks it: toJSON, own enumerable keys). */
+function hasNonFinite(value: unknown): boolean {
+  let found = false
+  JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v === 'number' && !Number.isFinite(v)) found = true
+    return found ? undefined : v
+  })
+  return found
 }
 
 /** JSON text of a payload given as text or as a parsed value; `E_PAYLOAD` when there is none (see {@link jsonText}). */
