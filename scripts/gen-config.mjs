@@ -76,6 +76,7 @@ async function contractTypes(schema) {
     })
     parts.push(ts.trim(), '')
   }
+  for (const [name, c] of Object.entries(schema.constants)) parts.push(`/** ${c.description} */`, `export const ${name} = ${JSON.stringify(c.const)}`, '')
   return parts.join('\n')
 }
 
@@ -99,6 +100,9 @@ function pythonContract(schema) {
     lines.push('', `${name} = Literal[`)
     for (const v of values) lines.push(`    ${JSON.stringify(v)},`)
     lines.push(']', `${q}${def.description.replace(/`/g, '``')}${q}`)
+  }
+  for (const [name, c] of Object.entries(schema.constants)) {
+    lines.push('', `${name} = ${JSON.stringify(c.const)}`, `${q}${c.description.replace(/`/g, '``')}${q}`)
   }
   return `${lines.join('\n')}\n`
 }

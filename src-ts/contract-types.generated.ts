@@ -57,3 +57,6 @@ export type Dialect =
  * The error codes the core raises (`ToolGateError.code`); the host adds its own.
  */
 export type CoreErrorCode = 'E_CONFIG' | 'E_PAYLOAD' | 'E_DIALECT' | 'E_RECEIPT' | 'E_STATE'
+
+/** The longest line a reader of an audit log reads, in bytes (newline excluded): `verify` and a writer resuming its chain. The core cuts every record to fit with the writer's `prev` and `mac` (docs/audit.md). */
+export const AUDIT_MAX_LINE_BYTES = 16777216

@@ -3,10 +3,9 @@
 on one file): the core builds one JSON record per decision into a bounded buffer; this drains it,
 links every line to the one before (``prev``: the SHA-256 of the previous line's bytes, base64url
 — or, with ``audit.chainKeyEnv`` / ``chainKeyFile``, the previous line's own ``mac``: every keyed
-line ends in the HMAC-SHA-256 under the key of its content), bounds every line to what ``verify``
-reads back (:data:`MAX_LINE_BYTES`), and writes the lines to the sinks: an append-only JSONL file
-(one write per batch of whole lines; rotation by size continues the chain), standard output, and
-a callback. A gate opening a keyed log links to its last line only when that line's ``mac`` proves
+line ends in the HMAC-SHA-256 under the key of its content), and writes the lines to the sinks:
+an append-only JSONL file (one write per batch of whole lines; rotation by size continues the
+chain), standard output, and a callback (the core cuts each record to fit what ``verify`` reads). A gate opening a keyed log links to its last line only when that line's ``mac`` proves
 it; otherwise its ``open`` record says ``unprovenTail`` (and ``verify`` reports that line).
 
 Nothing is written on the hot path: records are drained every ``FLUSH_EVERY`` decisions, every
@@ -24,7 +23,6 @@ import errno
 import hashlib
 import hmac
 import json
-import math
 import os
 import re
 import stat
@@ -32,9 +30,9 @@ import sys
 import threading
 import warnings
 import weakref
-from decimal import Decimal
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
+from ._contract import AUDIT_MAX_LINE_BYTES
 from ._errors import ToolGateError
 
 FLUSH_EVERY = 1024
@@ -44,16 +42,9 @@ FLUSH_MS = 100
 KEYED_CHAIN = "hmac-sha256"
 MIN_CHAIN_KEY_BYTES = 16
 
-# The line bounds below mirror the Node writer's (not generated: keep them equal by hand).
-MAX_LINE_BYTES = 16 * 1024 * 1024
-"""The longest line ``verify`` reads and a gate reads back on (re)open (src-ts/audit/lines.ts)."""
-MAX_RECORD_BYTES = MAX_LINE_BYTES - 1024
-"""The longest record chained as it is: with ``prev`` and ``mac`` added, a line stays within
-:data:`MAX_LINE_BYTES` (src-ts/audit/trail.ts)."""
-CUT_CHARS = 4096
-"""In a record cut to size, string members are kept to this many UTF-16 units (src-ts/audit/trail.ts) …"""
-KEEP_JSON_CHARS = 64 * 1024
-"""… and object or array members whose JSON is longer than this (UTF-16 units) are left out (src-ts/audit/trail.ts)."""
+MAX_LINE_BYTES = AUDIT_MAX_LINE_BYTES
+"""The longest line ``verify`` reads and a gate reads back on (re)open; the core cuts every record
+it builds to fit with ``prev`` and ``mac`` added (docs/audit.md)."""
 _BACK_CHUNK = 1 << 16
 """Bytes read at a time when scanning a file backwards for a newline (src-ts/audit/chain.ts)."""
 
@@ -176,147 +167,8 @@ def _last_line(fd: int, max_line_bytes: int = MAX_LINE_BYTES) -> _Tail:
     return _Tail(b"".join(parts), False, torn, size)
 
 
-# -- records cut to size, as the Node writer cuts them (src-ts/audit/trail.ts, ``bounded``) ------
-# A record cut to size is re-serialized; to come out byte for byte as the Node writer's
-# ``JSON.stringify`` of ``JSON.parse`` makes it, lengths count UTF-16 units, numbers are doubles
-# printed as JavaScript prints them, and integer-like keys of an object come first.
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_INDEX_KEY = re.compile("0|[1-9][0-9]*")
-
-
-def _utf16_len(s: str) -> int:
-    """``s.length`` in JavaScript: UTF-16 code units."""
-    return len(s) if s.isascii() else len(s.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _js_number(x: float) -> str:
-    """``JSON.stringify`` of a number (ECMAScript Number::toString; not finite: ``null``)."""
-    if math.isnan(x) or math.isinf(x):
-        return "null"
-    if x == 0:
-        return "0"
-    sign = "-" if x < 0 else ""
-    # repr is the shortest decimal that reads back as x, as JavaScript's digits are
-    t = Decimal(repr(abs(x))).as_tuple()
-    digits = "".join(map(str, t.digits)).rstrip("0") or "0"
-    assert isinstance(t.exponent, int)
-    n = t.exponent + len("".join(map(str, t.digits)))  # the decimal point's place after the first digit
-    k = len(digits)
-    if k <= n <= 21:
-        out = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        out = f"{digits[:n]}.{digits[n:]}"
-    elif -6 < n <= 0:
-        out = "0." + "0" * -n + digits
-    else:
-        e = n - 1
-        out = f"{digits[0]}{'.' + digits[1:] if k > 1 else ''}e{'+' if e >= 0 else '-'}{abs(e)}"
-    return sign + out
-
-
-def _js_string(s: str) -> str:
-    """``JSON.stringify`` of a string (lone surrogates escaped, other characters as they are)."""
-    out = json.dumps(s, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out) if not s.isascii() else out
-
-
-def _js_keys(obj: Dict[str, Any]) -> List[str]:
-    """An object's keys in JavaScript's order: array-index keys ascending first, then the rest in
-    insertion order."""
-    index = [k for k in obj if _INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1]
-    if not index:
-        return list(obj)
-    rest = [k for k in obj if not (_INDEX_KEY.fullmatch(k) and int(k) < 2**32 - 1)]
-    return sorted(index, key=int) + rest
-
-
-def _js_json(v: Any) -> str:
-    """``JSON.stringify`` of a value as ``JSON.parse`` would have made it."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, str):
-        return _js_string(v)
-    if isinstance(v, (int, float)):
-        try:
-            return _js_number(float(v))
-        except OverflowError:  # an integer past the doubles: JSON.parse reads Infinity
-            return "null"
-    if isinstance(v, list):
-        return "[" + ",".join(_js_json(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{_js_string(k)}:{_js_json(v[k])}" for k in _js_keys(v)) + "}"
-    raise TypeError(type(v).__name__)
-
-
-def _js_cut(s: str) -> str:
-    """``s`` kept to its first :data:`CUT_CHARS` UTF-16 units, never half a surrogate pair."""
-    units = 0
-    for i, c in enumerate(s):
-        w = 2 if ord(c) > 0xFFFF else 1
-        if units + w > CUT_CHARS or (units == CUT_CHARS - 1 and 0xD800 <= ord(c) <= 0xDBFF):
-            return s[:i]
-        units += w
-    return s
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def bounded(record: str) -> str:
-    """A record as the trail writes it: the core's line itself, or, when that is longer than
-    :data:`MAX_RECORD_BYTES` (a tool named with a million characters, megabytes of arguments with
-    ``includeArguments``), the same record cut to size — every string member kept to its first
-    :data:`CUT_CHARS` characters, every object or array member over :data:`KEEP_JSON_CHARS` left
-    out, and ``args`` left out (replay must not re-decide a call on part of what was decided) —
-    with ``"truncated": {bytes, cut?, omitted?}`` before ``configHash``: the Node writer's
-    ``bounded`` (src-ts/audit/trail.ts), byte for byte. So no line is longer than a reader reads."""
-    # UTF-8 takes at most 4 bytes per code point: the common case costs no count
-    if len(record) * 4 <= MAX_RECORD_BYTES:
-        return record
-    size = len(record.encode("utf-8", "surrogatepass"))
-    if size <= MAX_RECORD_BYTES:
-        return record
-    try:
-        rec: Any = json.loads(record, parse_constant=_reject_constant)
-    except ValueError:
-        rec = None
-    src: Dict[str, Any] = rec if isinstance(rec, dict) else {"v": 1, "type": "unreadable"}
-    out: Dict[str, Any] = {}
-    cut: List[str] = []
-    omitted: List[str] = []
-    for k in _js_keys(src):
-        v = src[k]
-        if k in ("configHash", "prev", "mac", "truncated"):
-            continue
-        if isinstance(v, str) and _utf16_len(v) > CUT_CHARS:
-            out[k] = _js_cut(v)
-            cut.append(k)
-        elif isinstance(v, (dict, list)) and _utf16_len(_js_json(v)) > KEEP_JSON_CHARS:
-            omitted.append(k)
-        else:
-            out[k] = v
-    if "args" in out:
-        del out["args"]
-        omitted.append("args")
-    truncated: Dict[str, Any] = {"bytes": size}
-    if cut:
-        truncated["cut"] = cut
-    if omitted:
-        truncated["omitted"] = omitted
-    out["truncated"] = truncated
-    if isinstance(src.get("configHash"), str):
-        out["configHash"] = src["configHash"]
-    return _js_json(out)
-
-
 # The bytes every line a toolgate writer writes starts with — the core's records, the ``open`` and
-# ``rotate`` records of the Node and Python writers, records cut to size — up to the comma after its
+# ``rotate`` records of the Node and Python writers, up to the comma after its
 # ``type`` (src-ts/audit/chain.ts, ``RECORD_START``).
 _RECORD_START = re.compile(rb'\{"v":1,"type":"(?:open|rotate|decision|turn_error)"[,}]')
 _START_BYTES = 64
@@ -593,7 +445,7 @@ class AuditTrail:
                 lines = [self._open_record("open", chain), *records]
                 chain.recovered = 0
             start = chain.prev
-            written = [chain.append(bounded(raw)) for raw in lines]
+            written = [chain.append(raw) for raw in lines]
             chain.unproven = False
             out = ("\n".join(written) + "\n").encode("utf-8")
             if chain.fd is not None:

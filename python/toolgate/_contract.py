@@ -60,3 +60,6 @@ CoreErrorCode = Literal[
     "E_STATE",
 ]
 """The error codes the core raises (``ToolGateError.code``); the host adds its own."""
+
+AUDIT_MAX_LINE_BYTES = 16777216
+"""The longest line a reader of an audit log reads, in bytes (newline excluded): ``verify`` and a writer resuming its chain. The core cuts every record to fit with the writer's ``prev`` and ``mac`` (docs/audit.md)."""

@@ -3,6 +3,7 @@
 // every line bounded — a log with a gigabyte line takes a chunk of memory, not a gigabyte.
 import { closeSync, readSync } from 'node:fs'
 
+import { AUDIT_MAX_LINE_BYTES } from '../contract-types.generated'
 import { openRegularFile } from '../regular-file'
 
 /** One line of a file as read: its bytes without the newline, and whether a newline ended it. */
@@ -16,8 +17,8 @@ export interface RawLine {
 
 const CHUNK = 1 << 20
 
-/** The longest log line kept, in bytes (a gate's records are far smaller); longer lines are reported, not read into memory. */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024
+/** The longest log line kept, in bytes: the core cuts every record it builds to fit (docs/audit.md); longer lines are reported, not read into memory. */
+export const MAX_LINE_BYTES = AUDIT_MAX_LINE_BYTES
 
 /**
  * Reads `path` line by line, in chunks of 1 MiB (memory stays at one chunk plus the longest

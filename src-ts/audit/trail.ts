@@ -1,16 +1,14 @@
 // The audit trail's host half (docs/audit.md): the core builds one JSON record per decision into
 // a bounded buffer; this drains it, links every line to the one before (`prev`: the SHA-256 of
 // the previous line's bytes, or, with a chain key, the previous line's own `mac` — the
-// HMAC-SHA-256 under the key of that line's content — a chain from the `open` record), bounds
-// every line to what `verify` reads back (MAX_LINE_BYTES), and writes the
-// lines to the configured sinks: an append-only JSONL file (one write per batch of whole lines,
+// HMAC-SHA-256 under the key of that line's content — a chain from the `open` record), and writes
+// the lines to the configured sinks (the core cuts each record to fit what `verify` reads back): an append-only JSONL file (one write per batch of whole lines,
 // so a crash leaves at most a torn last line; rotation by size continues the chain), standard
 // output, and a callback. Nothing is written on the hot path: records are drained every
 // `FLUSH_MS`, every `FLUSH_EVERY` decisions, on `gate.flush()`, and when the process exits.
 import { closeSync, existsSync, fstatSync, renameSync } from 'node:fs'
 
 import { type Chain, chainFor, chainKey, chainKeyId, KEYED_CHAIN, openLog, writeAll } from './chain'
-import { MAX_LINE_BYTES } from './lines'
 
 export { lineHash } from './chain'
 
@@ -41,59 +39,6 @@ export interface AuditSource {
   setFailed(failed: boolean): void
   /** The config's hash, for the `open` record. */
   configHash: string
-}
-
-/** The longest record the trail chains, in bytes: with `prev` and `mac` added, a line stays within {@link MAX_LINE_BYTES}, the longest `verify` reads. */
-export const MAX_RECORD_BYTES = MAX_LINE_BYTES - 1024
-/** In a record cut to size: string members are kept to this many characters … */
-const CUT_CHARS = 4096
-/** … and object or array members whose JSON is longer than this many characters are left out. */
-const KEEP_JSON_CHARS = 64 * 1024
-
-/**
- * A record as the trail writes it: the core's line itself, or, when that is longer than
- * {@link MAX_RECORD_BYTES} (a tool named with a million characters, megabytes of arguments with
- * `includeArguments`), the same record cut to size — every string member kept to its first
- * {@link CUT_CHARS} characters, every object or array member over {@link KEEP_JSON_CHARS} left out,
- * and `args` left out (replay must not re-decide a call on part of what was decided) — with
- * `"truncated": { bytes, cut?, omitted? }` (the original length and the members cut or left out)
- * before `configHash`. So no line a gate writes is longer than a reader reads back.
- */
-export function bounded(record: string): string {
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: the common case costs no count
-  if (record.length * 3 <= MAX_RECORD_BYTES) return record
-  const bytes = Buffer.byteLength(record)
-  if (bytes <= MAX_RECORD_BYTES) return record
-  let rec: unknown
-  try {
-    rec = JSON.parse(record)
-  } catch {
-    rec = undefined
-  }
-  const src = rec !== null && typeof rec === 'object' && !Array.isArray(rec) ? (rec as Record<string, unknown>) : { v: 1, type: 'unreadable' }
-  const out: Record<string, unknown> = {}
-  const cut: string[] = []
-  const omitted: string[] = []
-  for (const [k, v] of Object.entries(src)) {
-    if (k === 'configHash' || k === 'prev' || k === 'mac' || k === 'truncated') continue
-    if (typeof v === 'string' && v.length > CUT_CHARS) {
-      // never half a surrogate pair
-      out[k] = v.slice(0, /[\uD800-\uDBFF]/.test(v[CUT_CHARS - 1]) ? CUT_CHARS - 1 : CUT_CHARS)
-      cut.push(k)
-    } else if (v !== null && typeof v === 'object' && JSON.stringify(v).length > KEEP_JSON_CHARS) {
-      omitted.push(k)
-    } else {
-      out[k] = v
-    }
-  }
-  // a record cut to size is never re-decided by replay on part of what was decided
-  if ('args' in out) {
-    delete out.args
-    omitted.push('args')
-  }
-  out.truncated = { bytes, ...(cut.length > 0 ? { cut } : {}), ...(omitted.length > 0 ? { omitted } : {}) }
-  if (typeof src.configHash === 'string') out.configHash = src.configHash
-  return JSON.stringify(out)
 }
 
 /**
@@ -279,7 +224,7 @@ class TrailWriter {
     const written: string[] = []
     const start = chain.prev
     for (const raw of lines) {
-      const line = chain.append(bounded(raw))
+      const line = chain.append(raw)
       out += line + '\n'
       written.push(line)
     }

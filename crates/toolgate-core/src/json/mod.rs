@@ -25,3 +25,20 @@ pub fn depth_of(value: &Value) -> usize {
     }
     max
 }
+
+/// The length of `v`'s compact JSON text, in bytes, without building the text.
+pub(crate) fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}

@@ -2,7 +2,12 @@
 //! buffer the host drains and writes out (the host adds the hash chain and owns the files: the
 //! core does no I/O). When the buffer is full or the host reports its sink failed, the log is
 //! unavailable: with `onFailure: "deny"` (the default) calls that would run are refused
-//! (`audit_unavailable`); with `"allow"` they run and every record lost is counted.
+//! (`audit_unavailable`); with `"allow"` they run and every record lost is counted. No record is
+//! longer than [`MAX_RECORD_BYTES`]: one the model made bigger is cut to size (`cut`).
+
+mod cut;
+
+pub use cut::{MAX_LINE_BYTES, MAX_RECORD_BYTES};
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -220,11 +225,13 @@ impl AuditLog {
         id
     }
 
+    /// Buffers one record, cut to [`MAX_RECORD_BYTES`] (see `cut::to_size`).
     fn push(&self, line: String) {
         if !self.available() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        let line = cut::to_size(line, MAX_RECORD_BYTES);
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         lines.push(line);
         self.len.store(lines.len(), Ordering::Relaxed);
