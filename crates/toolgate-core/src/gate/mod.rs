@@ -531,6 +531,11 @@ impl Gate {
         if let Some(e) = crate::json::hazards::find(&value, big_integer, !t.case_twins_ok) {
             return self.refuse_parse(t, &e);
         }
+        // A number past the 64-bit integers was read as the nearest double, and that is what is
+        // checked; a reader of the model's own text may read it exactly (Python's `json` reads
+        // `100000000000000000001` as that integer, past a `maximum` of 1e20): the gate's own
+        // text of the arguments runs instead.
+        let normalized = normalized || big_integer;
         // Fast path: valid as sent, nothing to inject, no integer beyond 64 bits: repair would
         // change nothing, so it is skipped.
         let valid = t.schema.validator.is_valid(&value);
@@ -646,5 +651,23 @@ mod tests {
         }
         let open = Gate::from_json(r#"{"version":1,"tools":[{"name":"a"}]}"#).expect("config");
         assert!(!open.listing(&open.anonymous()).shows_none(), "no policy: every tool is shown");
+    }
+
+    #[test]
+    fn a_number_past_the_64_bit_integers_runs_as_the_checked_double_not_the_model_text() {
+        let gate = Gate::from_json(
+            r#"{"version":1,"tools":[{"name":"pay","inputSchema":{"type":"object","properties":{"amount":{"type":"number","maximum":1e20}}}}]}"#,
+        )
+        .expect("config");
+        for text in [r#"{"amount":100000000000000000001}"#, r#"{"amount":1e20}"#] {
+            let v = gate.check("pay", text);
+            assert_eq!(v.outcome, crate::Outcome::Passed, "{text}: {v:?}");
+            // before: untouched, so hosts ran the model's text, which Python reads as 10^20 + 1
+            assert!(!v.untouched, "{text}: the model's own text must not run");
+            assert_eq!(v.arguments, Some(serde_json::json!({ "amount": 1e20 })));
+        }
+        let v = gate.check("pay", r#"{"amount":100000000000000000000000}"#);
+        assert_eq!(v.reason, Some(Reason::Invalid), "past the maximum: {v:?}");
+        assert!(gate.check("pay", r#"{"amount":12}"#).untouched, "an ordinary call keeps its own text");
     }
 }
