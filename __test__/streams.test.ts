@@ -82,6 +82,8 @@ function run(fx: Fixture, asObjects: boolean): Run | undefined {
     const input = typeof ev === 'string' || asObjects ? ev : JSON.stringify(ev)
     if (fx.error?.at === i + 1) {
       expectError(() => stream.push(input), fx.error)
+      // every earlier event's output was taken after it: anything left the failed event queued
+      expect(stream.forward(), 'nothing of a failed event is forwarded').toEqual([])
       expectError(() => stream.push(input), { code: 'E_PAYLOAD', contains: 'an earlier event failed' })
       expectError(() => stream.end(), { code: 'E_PAYLOAD', contains: '' })
       return undefined

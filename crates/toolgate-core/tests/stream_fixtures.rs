@@ -70,6 +70,11 @@ fn run(fx: &Value, gate: &Gate, d: Dialect) -> Result<Option<Run>, String> {
         if error_at.and_then(Value::as_u64) == Some(i as u64 + 1) {
             let e = result.err().ok_or(format!("event {}: expected an error", i + 1))?;
             check_error(&e, &fx["error"])?;
+            // everything earlier events queued was taken after each: what is left the failed event queued
+            let leaked = stream.forward();
+            if !leaked.is_empty() {
+                return Err(format!("a failed event's output was forwarded: {leaked:?}"));
+            }
             let again = stream.push(gate, &event_text(ev)).err().ok_or("a failed stream accepted another event")?;
             if again.code() != "E_PAYLOAD" {
                 return Err(format!("a failed stream answered {again}"));

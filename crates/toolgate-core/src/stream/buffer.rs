@@ -103,6 +103,19 @@ impl Shared {
     }
 
     /// Takes every queued event, in order.
+    /// How many events are queued (a mark for [`Shared::drop_after`]).
+    pub fn queued_events(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Drops the events queued after `mark` (what a failed event queued: nothing of it may be
+    /// forwarded).
+    pub fn drop_after(&mut self, mark: usize) {
+        for (_, w) in self.out.drain(mark.min(self.out.len())..) {
+            self.queued -= w;
+        }
+    }
+
     pub fn take(&mut self) -> Vec<Value> {
         self.queued = 0;
         std::mem::take(&mut self.out).into_iter().map(|(v, _)| v).collect()

@@ -184,8 +184,12 @@ impl GateStream {
     /// `limits.maxPayloadBytes` buffered is `E_PAYLOAD` (and fails the stream).
     pub fn push(&mut self, gate: &Gate, event: &str) -> Result<Vec<TurnCall>, GateError> {
         self.refuse_failed()?;
+        let mark = self.sh.queued_events();
         let result = self.push_inner(gate, event);
         if let Err(e) = &result {
+            // what the failed event queued (a call it completed, decided before the failure was
+            // found) is in no answer the host got: none of it is forwarded
+            self.sh.drop_after(mark);
             self.failed = Some(e.to_string());
             self.record_error(gate, e);
         }
@@ -241,7 +245,8 @@ impl GateStream {
 
     /// Takes the events safe to emit now, in order: text as it arrived; each allowed call whole,
     /// once complete, with its repaired arguments; nothing of a refused call; indexes and
-    /// finish/stop reasons rewritten to match what was forwarded.
+    /// finish/stop reasons rewritten to match what was forwarded. After a failed `push`, only
+    /// what earlier, successful events queued.
     pub fn forward(&mut self) -> Vec<Value> {
         self.sh.take()
     }
