@@ -44,5 +44,5 @@ pub use gate::Gate;
 pub use gate::{authorize, record};
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
-pub use turn::{DialectChoice, Patch, TurnCall, TurnReport};
+pub use turn::{DialectChoice, Patch, TurnCall, TurnReport, MAX_TURN_CALLS};
 pub use verdict::{Confirmation, Facts, Outcome, Reason, RulesAnswer, Verdict};

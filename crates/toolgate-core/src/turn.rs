@@ -96,6 +96,12 @@ impl std::str::FromStr for DialectChoice {
     }
 }
 
+/// Most tool calls one turn (or one stream) may hold: a model answers with a handful; a turn of
+/// thousands of one-byte calls would make megabytes of refusal messages from a payload of one
+/// (each refused call is answered with its own message). More is `E_PAYLOAD`, before any call
+/// is decided.
+pub const MAX_TURN_CALLS: usize = 1024;
+
 impl Gate {
     /// Guards a whole turn given as raw JSON text (parsed once, strictly: a duplicate or
     /// prototype key inside one call's arguments refuses that call; anywhere else it is
@@ -127,6 +133,9 @@ impl Gate {
             DialectChoice::Is(d) => (d, d.codec().read(&parsed.value, opts)?),
             DialectChoice::Auto => dialect::detect(&parsed.value, opts)?,
         };
+        if found.calls.len() > MAX_TURN_CALLS {
+            return Err(GateError::Payload(format!("{d} payload: {} tool calls in one turn; at most {MAX_TURN_CALLS} are decided", found.calls.len())));
+        }
         let mut broken: Vec<Option<ParseError>> = vec![None; found.calls.len()];
         for (path, problem) in parsed.problems {
             let owner = found.calls.iter().position(|c| matches!(c.args, Args::Value(_)) && path.starts_with(&c.slot));
@@ -199,7 +208,7 @@ impl Gate {
             Args::Missing => self.decide_text(&call.tool, "", who),
             Args::Value(v) => {
                 if check_size {
-                    let bytes = serialized_len(v);
+                    let bytes = crate::json::serialized_len(v);
                     let limit = self.limits().max_bytes;
                     if bytes > limit {
                         return self.refuse_arguments(&call.tool, &ParseError::TooLarge { bytes, limit }, who);
@@ -309,22 +318,6 @@ fn write_at(root: &mut Value, path: &[Seg], value: Value) -> bool {
         }
         _ => false,
     }
-}
-
-fn serialized_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len();
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }
 
 fn problem_text(p: &ParseError) -> String {

@@ -65,3 +65,36 @@ fn ambiguous_chat_calls_are_refused() {
     let legacy = serde_json::json!({"role":"assistant","content":null,"function_call":{"name":"get_weather","arguments":"{}"}});
     assert_eq!(guard(legacy).unwrap().calls.len(), 1);
 }
+
+/// `n` one-byte-argument calls to tool `nope` (unknown: each would be answered with its own
+/// message) in one Anthropic message.
+fn many_calls(n: usize) -> String {
+    let blocks: Vec<String> = (0..n).map(|i| format!(r#"{{"type":"tool_use","id":"t{i}","name":"nope","input":{{}}}}"#)).collect();
+    format!(r#"{{"type":"message","role":"assistant","content":[{}]}}"#, blocks.join(","))
+}
+
+#[test]
+fn a_turn_of_more_calls_than_the_bound_is_refused_before_any_is_decided() {
+    let g = gate();
+    let ok = g.guard(DialectChoice::Is(Dialect::Anthropic), &many_calls(toolgate_core::MAX_TURN_CALLS), &Default::default()).expect("at the bound");
+    assert_eq!(ok.calls.len(), toolgate_core::MAX_TURN_CALLS);
+    // before: 15,000 calls in a 1 MB turn made ~30 MB of refusal messages
+    let e = g.guard(DialectChoice::Is(Dialect::Anthropic), &many_calls(toolgate_core::MAX_TURN_CALLS + 1), &Default::default()).expect_err("past the bound");
+    assert_eq!(e.code(), "E_PAYLOAD");
+    assert!(e.to_string().contains("1025 tool calls in one turn; at most 1024"), "{e}");
+    // a stream likewise: the call past the bound fails it
+    let mut s = g.stream(Dialect::Anthropic).expect("stream");
+    s.push(&g, r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}"#).expect("start");
+    let mut failed = None;
+    for i in 0..=toolgate_core::MAX_TURN_CALLS {
+        let start = format!(r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"t{i}","name":"nope","input":{{}}}}}}"#);
+        let stop = format!(r#"{{"type":"content_block_stop","index":{i}}}"#);
+        if let Err(e) = s.push(&g, &start).and_then(|_| s.push(&g, &stop)) {
+            failed = Some((i, e));
+            break;
+        }
+    }
+    let (i, e) = failed.expect("the stream fails");
+    assert_eq!((i, e.code()), (toolgate_core::MAX_TURN_CALLS, "E_PAYLOAD"));
+    assert!(e.to_string().contains("more than 1024 tool calls in one stream"), "{e}");
+}

@@ -135,6 +135,9 @@ impl Cx<'_> {
 
     /// Registers a new call (`path` locates it, for a repeated id).
     pub fn open(&mut self, path: &[Seg], wire_id: Option<&str>, tool: &str, value_args: bool) -> Result<usize, GateError> {
+        if self.sh.calls.len() >= crate::turn::MAX_TURN_CALLS {
+            return Err(self.err(path, format!("more than {} tool calls in one stream", crate::turn::MAX_TURN_CALLS)));
+        }
         self.sh.open(wire_id, tool, value_args).map_err(|id| self.err(path, format!("the call id {id:?} appears twice in one stream")))
     }
 
