@@ -106,3 +106,39 @@ def test_one_stream_pushed_from_many_threads(gate):
     with pytest.raises(ToolGateError) as e:
         stream.end()  # never finished: cut off
     assert e.value.code == "E_PAYLOAD"
+
+
+def test_a_str_subclass_is_decided_by_its_value_not_its_own_str():
+    gate = ToolGate({"tools": [{"name": "search"}, {"name": "delete_all"}], "policy": {"rules": [{"effect": "allow", "tools": ["search"]}]}})
+
+    class Lying(str):
+        def __str__(self) -> str:
+            return "search"
+
+    # before: decided as `search` (passed) while the host looked up and ran `delete_all`
+    v = gate.check(Lying("delete_all"), "{}")
+    assert (v.outcome, v.reason, v.tool) == ("denied", "no_rule", "delete_all")
+
+
+def test_an_integer_past_64_bits_runs_as_the_double_the_gate_checked():
+    gate = ToolGate({"tools": [{"name": "pay", "inputSchema": {"type": "object", "properties": {"amount": {"type": "number", "maximum": 1e20}}}}]})
+    text = '{"amount": 100000000000000000001}'
+    v = gate.check("pay", text)
+    # before: arguments_json was the model's own text, which json.loads reads as 10**20 + 1
+    assert v.outcome == "passed" and v.arguments_json != text
+    assert json.loads(v.arguments_json)["amount"] <= 1e20 and v.arguments["amount"] <= 1e20
+    turn = {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "pay", "arguments": text}}]}}]}
+    r = gate.guard(turn, "openai")
+    assert [c["amount"] <= 1e20 for c in (a.arguments for a in r.allowed)] == [True]
+
+
+def test_nothing_a_failed_stream_event_queued_is_forwarded():
+    gate = ToolGate({"tools": [{"name": "delete_all"}]})
+    s = gate.stream("openai")
+    head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    s.push("data: " + head + '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"delete_all","arguments":"{}"}}]},"finish_reason":null}]}')
+    s.forward()
+    with pytest.raises(ToolGateError):
+        # the finish chunk completes the call, then its repeated key fails the event
+        s.push("data: " + head + '"id":"again","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}')
+    assert s.forward() == []  # before: the completed delete_all call, in no answer the host got

@@ -183,7 +183,9 @@ class ToolGate:
     def _check_here(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None], ctx: Optional[Context]) -> Verdict:
         text = "" if args is None else json_text(args)
         c = context_text(ctx) if ctx else None
-        tool = tool if type(tool) is str else str(tool)
+        # a str subclass is decided by its value, never by its own __str__ (which could name
+        # another tool than the one the host looks up and runs)
+        tool = tool if type(tool) is str else str.__str__(tool) if isinstance(tool, str) else str(tool)
         if self._audit is not None:
             self._audit.decided(1)
         if isinstance(text, Unreadable):
