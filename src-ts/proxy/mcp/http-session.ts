@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js'
 
-import { CONNECTION_CLOSED, INVALID_REQUEST, McpProxy, type McpProxyOptions } from './proxy'
+import { CONNECTION_CLOSED, DEFAULT_MAX_PENDING, INVALID_REQUEST, McpProxy, OPEN_WHY, OVERLOADED, type McpProxyOptions } from './proxy'
 import type { RpcId } from './jsonrpc-lines'
 import { refuse } from './http-guard'
 import type { Upstream, UpstreamEvents } from './http-upstream'
@@ -38,14 +38,31 @@ export interface SessionOptions {
 const CALLER = 'toolgateCaller'
 
 const key = (id: RpcId) => (typeof id === 'number' ? `n:${id}` : `s:${id}`)
+const shownId = (id: RpcId) => {
+  const shown = typeof id === 'number' ? String(id) : JSON.stringify(id)
+  return shown.length > 200 ? `${shown.slice(0, 200)}…` : shown
+}
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
+
+/** A client request the session has open (delivered to the router, not answered). */
+interface OpenRequest {
+  id: RpcId
+  /** The key of its progress token, when it gave one. */
+  token: string | undefined
+  /** The client cancelled it: it waits for no answer, but the id stays in use until the server
+   *  has answered (or can no longer answer) it. */
+  cancelled: boolean
+}
 
 /**
  * A client session. Guarantees: every client request gets exactly one answer on its own HTTP
- * stream (the server's, the gate's refusal, or an error when the upstream is gone); messages the
- * server starts go on the stream of the request they belong to (progress by its token; anything
- * else while a client request is open, on the latest one) or on the client's GET stream; the
- * upstream is stopped when the session ends (DELETE, transport close, listener close, reaping).
+ * stream (the server's, the gate's refusal, or an error when the upstream is gone), but one the
+ * client cancelled, which may get none; at most `maxPending` requests are open (in flight, or
+ * cancelled and not yet answered by the server: an id stays in use until then), and a request
+ * past that is answered with an error, never forwarded; messages the server starts go on the
+ * stream of the request they belong to (progress by its token; anything else while the client
+ * waits for a request, on the latest such) or on the client's GET stream; the upstream is
+ * stopped when the session ends (DELETE, transport close, listener close, reaping).
  */
 export class McpHttpSession {
   /** The session id (`Mcp-Session-Id`), fixed before the client's initialize is handled. */
@@ -71,8 +88,12 @@ export class McpHttpSession {
   #upstream: Upstream | undefined
   /** Messages for the upstream while it is being connected. */
   #queue: unknown[] | undefined = []
-  /** Client requests not yet answered, in arrival order: key → id. */
-  readonly #open = new Map<string, RpcId>()
+  /** Client requests not yet answered, in arrival order, the cancelled ones included: key → request. */
+  readonly #open = new Map<string, OpenRequest>()
+  /** How many of {@link #open} the client cancelled. */
+  #cancelledOpen = 0
+  /** The most requests {@link #open} may hold. */
+  readonly #maxOpen: number
   /** Keys of the requests of POSTs in the transport's hands, not yet delivered to the router. */
   readonly #arriving = new Set<string>()
   /** Progress tokens of open client requests → the request's key. */
@@ -82,6 +103,7 @@ export class McpHttpSession {
   constructor(o: SessionOptions) {
     this.#o = o
     this.owner = o.owner
+    this.#maxOpen = o.proxy.maxPending ?? DEFAULT_MAX_PENDING
     const log = (line: string) => o.log(`session ${this.id.slice(0, 8)}: ${line}`)
     this.#transport = new o.Transport({
       sessionIdGenerator: () => this.id,
@@ -90,7 +112,12 @@ export class McpHttpSession {
       },
     })
     this.#proxyOpts = { ...o.proxy, log }
-    this.#proxy = new McpProxy(this.#proxyOpts, { toClient: (m, related) => this.#toClient(m, related), toServer: (m) => this.#toServer(m) })
+    this.#proxy = new McpProxy(this.#proxyOpts, {
+      toClient: (m, related) => this.#toClient(m, related),
+      toServer: (m) => this.#toServer(m),
+      // a cancelled request the router is done with (never answered): its id is free again
+      released: (id) => void this.#close(key(id)),
+    })
     this.#transport.onmessage = (m, extra) => this.#fromClient(m, extra)
     this.#transport.onerror = (err) => log(err.message)
     this.#transport.onclose = () => void this.end('the client session was closed')
@@ -162,10 +189,7 @@ export class McpHttpSession {
     for (const m of Array.isArray(body) ? body : [body]) {
       if (!isObject(m) || typeof m.method !== 'string' || !isId(m.id)) continue
       const k = key(m.id)
-      if (this.#open.has(k) || this.#arriving.has(k) || keys.includes(k)) {
-        const shown = typeof m.id === 'number' ? String(m.id) : JSON.stringify(m.id)
-        return { id: m.id, shown: shown.length > 200 ? `${shown.slice(0, 200)}…` : shown }
-      }
+      if (this.#open.has(k) || this.#arriving.has(k) || keys.includes(k)) return { id: m.id, shown: shownId(m.id) }
       keys.push(k)
     }
     for (const k of keys) this.#arriving.add(k)
@@ -173,9 +197,9 @@ export class McpHttpSession {
   }
 
 
-  /** Whether client requests are waiting for answers. */
+  /** Whether the client waits for an answer (a request open that it did not cancel). */
   get busy(): boolean {
-    return this.#open.size > 0
+    return this.#open.size > this.#cancelledOpen
   }
 
   /** Ends the session: the client's streams are closed and the upstream stopped. Idempotent. */
@@ -217,9 +241,24 @@ export class McpHttpSession {
         this.#send({ jsonrpc: '2.0', id, error: { code: CONNECTION_CLOSED, message: `toolgate: ${this.upstreamGone}; start a new session` } }, id)
         return
       }
-      this.#open.set(key(id), id)
+      if (this.#open.size >= this.#maxOpen) {
+        // fail closed: never forwarded, so no id past the bound is ever in use
+        this.#o.log(`session ${this.id.slice(0, 8)}: ${this.#maxOpen} requests are open (${OPEN_WHY}); request ${shownId(id)} answered with an error, not forwarded`)
+        this.#send({ jsonrpc: '2.0', id, error: { code: OVERLOADED, message: `toolgate: ${this.#maxOpen} requests of this session are open (${OPEN_WHY}); not forwarded` } }, id)
+        return
+      }
+      const k = key(id)
       const token = isObject(msg.params) && isObject(msg.params._meta) ? msg.params._meta.progressToken : undefined
-      if (isId(token)) this.#progress.set(key(token), key(id))
+      const t = isId(token) ? key(token) : undefined
+      this.#open.set(k, { id, token: t, cancelled: false })
+      if (t !== undefined) this.#progress.set(t, k)
+    } else if (msg.method === 'notifications/cancelled' && isObject(msg.params) && isId(msg.params.requestId)) {
+      // the client waits no more; the id stays open until the router releases it or it is answered
+      const open = this.#open.get(key(msg.params.requestId))
+      if (open !== undefined && !open.cancelled) {
+        open.cancelled = true
+        this.#cancelledOpen++
+      }
     }
     this.#proxy.fromClient(msg)
   }
@@ -233,18 +272,15 @@ export class McpHttpSession {
     if (!isObject(m)) return
     const isResponse = typeof m.method !== 'string' && ('result' in m || 'error' in m)
     if (isResponse) {
-      const k = isId(m.id) ? key(m.id) : undefined
-      const id = k === undefined ? undefined : this.#open.get(k)
-      if (k === undefined || id === undefined) {
+      const id = isId(m.id) ? this.#close(key(m.id)) : undefined
+      if (id === undefined) {
         this.#o.log(`session ${this.id.slice(0, 8)}: an answer for no open request (id ${JSON.stringify(m.id)}) was dropped`)
         return
       }
-      this.#open.delete(k)
-      for (const [t, r] of this.#progress) if (r === k) this.#progress.delete(t)
       this.#send(m, id)
       return
     }
-    const on = (related !== undefined ? this.#open.get(key(related)) : undefined) ?? this.#relatedTo(m)
+    const on = (related !== undefined ? this.#open.get(key(related))?.id : undefined) ?? this.#relatedTo(m)
     if (on === undefined && this.getStreams === 0) {
       if (isId(m.id)) {
         // A server request with nowhere to go: tell the server now instead of leaving it waiting.
@@ -256,16 +292,27 @@ export class McpHttpSession {
     this.#send(m, on)
   }
 
+  /** Forgets the open request `k` (answered, or released by the router); its id, when it was open. */
+  #close(k: string): RpcId | undefined {
+    const open = this.#open.get(k)
+    if (open === undefined) return undefined
+    this.#open.delete(k)
+    if (open.cancelled) this.#cancelledOpen--
+    if (open.token !== undefined && this.#progress.get(open.token) === k) this.#progress.delete(open.token)
+    return open.id
+  }
+
   /** The client request a server-initiated message belongs to (undefined: the GET stream); the
-   *  proxy's own messages (elicitation) name theirs. */
+   *  proxy's own messages (elicitation) name theirs. Progress goes by its token; anything else
+   *  to the latest request the client still waits for (not one it cancelled). */
   #relatedTo(m: Msg): RpcId | undefined {
     const token = isObject(m.params) ? m.params.progressToken : undefined
     if (m.method === 'notifications/progress' && isId(token)) {
       const k = this.#progress.get(key(token))
-      if (k !== undefined) return this.#open.get(k)
+      if (k !== undefined) return this.#open.get(k)?.id
     }
     let latest: RpcId | undefined
-    for (const id of this.#open.values()) latest = id
+    for (const open of this.#open.values()) if (!open.cancelled) latest = open.id
     return latest
   }
 

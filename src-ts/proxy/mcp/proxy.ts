@@ -45,8 +45,10 @@ export interface McpProxyOptions {
    *  oldest is failed (a request answered with a JSON-RPC error, a notification dropped).
    *  Default {@link DEFAULT_MAX_HELD}. */
   maxHeld?: number
-  /** Client requests in flight to the server at most; past it a new one is answered with an
-   *  error, not forwarded. Default {@link DEFAULT_MAX_PENDING}. */
+  /** Client requests open at most: in flight to the server, or cancelled by the client and not
+   *  yet answered by the server (their ids stay in use); past it a new one is answered with an
+   *  error, not forwarded. The Streamable HTTP listener bounds each session's open requests by
+   *  it too. Default {@link DEFAULT_MAX_PENDING}. */
   maxPending?: number
   /** A config the process may swap while it runs (`toolgate mcp-proxy` on SIGHUP): when given,
    *  the proxy is built from its current config (instead of `config`) and follows every reload. */
@@ -55,7 +57,7 @@ export interface McpProxyOptions {
 
 /** Default bound on the client messages held while the proxy lists the server's tools. */
 export const DEFAULT_MAX_HELD = 1024
-/** Default bound on the client requests in flight to the server. */
+/** Default bound on the client requests open: in flight to the server, or cancelled and not yet answered by it. */
 export const DEFAULT_MAX_PENDING = 10_000
 
 /** The two directions the proxy writes to. */
@@ -64,6 +66,12 @@ export interface McpProxySinks {
    *  (an `elicitation/create` or answer for a held `tools/call`), for transports that route by it. */
   toClient(msg: unknown, related?: RpcId): void
   toServer(msg: unknown): void
+  /** Optional: a client request the proxy is done with though it never answered it, so its id is
+   *  free again — one the client cancelled while it waited for the user's approval (it never
+   *  reached the server), or one the client cancelled that the server has now answered (the
+   *  answer was dropped) or can no longer answer (it went away). For transports that track the
+   *  client's open requests. */
+  released?(id: RpcId): void
   /** Optional: a message to the client as its JSON text (one line, no newline) — a server
    *  message the proxy passes on untouched, written as the server wrote it. Without it the proxy
    *  calls {@link toClient} with the parsed message. */
@@ -83,10 +91,11 @@ export const CONNECTION_CLOSED = -32000
 /** The proxy's own bound was reached (held messages, requests in flight): the request was not forwarded. */
 export const OVERLOADED = -32001
 
+/** What the requests counted against `maxPending` are, as refusals name them. */
+export const OPEN_WHY = 'in flight, or cancelled and not yet answered by the server'
+
 /** How long the client's messages are held for the proxy's own tools/list. */
 const LIST_TIMEOUT_MS = 10_000
-/** Ids of forwarded requests the client cancelled kept at most (the server may still answer them, so they stay in use). */
-const MAX_CANCELLED = 1024
 
 const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
 
@@ -164,7 +173,10 @@ export class McpProxy {
   #ownSeq = 0
   /** Client requests forwarded to the server and not yet answered: id → the request's method. */
   readonly #pending = new PendingRequests()
-  /** Ids of forwarded requests the client cancelled, oldest first: a late answer to one is dropped, and the id is not reused meanwhile. */
+  /** Ids of forwarded requests the client cancelled and the server has not answered: a late
+   *  answer to one is dropped, and the id is not reused meanwhile. Never forgotten before that
+   *  answer (a forgotten id could be reused, and the late answer taken for the new request's):
+   *  they count with {@link #pending} against `maxPending`. */
   readonly #cancelled = new Set<RpcId>()
   /** Ids of `tools/call`s the gate is deciding off the event loop (state in Redis). */
   readonly #deciding = new Set<RpcId>()
@@ -372,12 +384,15 @@ export class McpProxy {
     return false
   }
 
-  /** Whether a new request may go to the server; when not, it is answered with an error here. */
+  /**
+   * Whether a new request may go to the server: fewer than `maxPending` are open (in flight, or
+   * cancelled and not yet answered); when not, it is answered with an error here.
+   */
   #room(id: RpcId): boolean {
     const max = this.#opts.maxPending ?? DEFAULT_MAX_PENDING
-    if (this.#pending.size < max) return true
-    this.#log(`more than ${max} client requests in flight; request ${clip(String(id))} answered with an error, not forwarded`)
-    this.#sinks.toClient(rpcError(id, OVERLOADED, `toolgate: more than ${max} requests in flight; not forwarded`), id)
+    if (this.#pending.size + this.#cancelled.size < max) return true
+    this.#log(`${max} client requests are open (${OPEN_WHY}); request ${idText(id)} answered with an error, not forwarded`)
+    this.#sinks.toClient(rpcError(id, OVERLOADED, `toolgate: ${max} requests are open (${OPEN_WHY}); not forwarded`), id)
     return false
   }
 
@@ -401,14 +416,17 @@ export class McpProxy {
     }
     if (method === 'notifications/cancelled' && isObject(msg.params) && isId(msg.params.requestId)) {
       // a call waiting for the user's approval never reached the server: the proxy drops it
-      if (this.#confirm.cancelled(msg.params.requestId)) return
-      // the server may never answer a cancelled request: nothing to fail for it later; its id
-      // stays in use (a late answer is dropped, never taken for a later request's)
       const id = msg.params.requestId
+      if (this.#confirm.cancelled(id)) {
+        this.#sinks.released?.(id)
+        return
+      }
+      // the server may never answer a cancelled request: nothing to fail for it later; its id
+      // stays in use until it does (a late answer is dropped, never taken for a later request's),
+      // and counts against maxPending meanwhile
       if (this.#pending.get(id) !== undefined) {
         this.#pending.delete(id)
         this.#cancelled.add(id)
-        if (this.#cancelled.size > MAX_CANCELLED) this.#cancelled.delete(this.#cancelled.values().next().value as RpcId)
       }
     }
     this.#sinks.toServer(msg)
@@ -613,8 +631,8 @@ export class McpProxy {
       this.#ownFailed(s.id)
     } else if (s.method) {
       this.#sinks.toServer(rpcError(s.id, INVALID_REQUEST, bytes !== undefined ? `toolgate: request of ${bytes} bytes is over the proxy's limit` : `toolgate: request ${why}`))
-    } else {
-      this.#cancelled.delete(s.id)
+    } else if (this.#cancelled.delete(s.id)) {
+      this.#sinks.released?.(s.id)
     }
   }
 
@@ -658,8 +676,10 @@ export class McpProxy {
       // flight (an answer sent twice, one to a request still held or awaiting approval, one made
       // up) could be taken by the client for a request of that id it has open.
       if (id === null) this.#passToClient(msg, line) // an error about no request (JSON-RPC: an unreadable one)
-      else if (isId(id) && this.#cancelled.delete(id)) this.#log(`the server answered the cancelled request ${idText(id)}; dropped`)
-      else this.#log(`the server answered ${isId(id) ? `id ${idText(id)}, which no request in flight has` : 'with no request id'}; dropped`)
+      else if (isId(id) && this.#cancelled.delete(id)) {
+        this.#log(`the server answered the cancelled request ${idText(id)}; dropped`)
+        this.#sinks.released?.(id)
+      } else this.#log(`the server answered ${isId(id) ? `id ${idText(id)}, which no request in flight has` : 'with no request id'}; dropped`)
       return
     }
     this.#pending.delete(id as RpcId)
@@ -711,6 +731,10 @@ export class McpProxy {
       if (typeof m.method === 'string' && isId(m.id)) this.#sinks.toClient(rpcError(m.id, CONNECTION_CLOSED, `toolgate: ${why}`))
     }
     for (const id of this.#pending.drain()) this.#sinks.toClient(rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
+    // the server can no longer answer what the client cancelled
+    const cancelled = [...this.#cancelled]
+    this.#cancelled.clear()
+    for (const id of cancelled) this.#sinks.released?.(id)
     this.#confirm.close((id) => rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
   }
 
