@@ -251,6 +251,20 @@ describe('mcp-proxy --listen with identity: refusals at the door', () => {
     expect(listener.stderr()).not.toContain(token.split('.')[2] || token.split('.')[1])
   }, T)
 
+  it('the header must be `Bearer <token>`: a bare token or another scheme is 401 invalid_token; the scheme in any case passes', async () => {
+    for (const value of [alice, `Token ${alice}`, `DPoP ${alice}`, `Bearer\t${alice}`]) {
+      const r = await rawMcpRequest(listener.url, { headers: { Authorization: value }, body: INIT })
+      expect(r.status, value.slice(0, 10)).toBe(401)
+      expect(r.headers['www-authenticate']).toMatch(/, error="invalid_token", error_description="[^"]*(scheme|Bearer)[^"]*"$/)
+      expect(r.headers['mcp-session-id']).toBeUndefined()
+    }
+    for (const value of [`bearer ${alice}`, `BEARER ${alice}`]) {
+      const r = await rawMcpRequest(listener.url, { headers: { Authorization: value }, body: INIT })
+      expect(r.status).toBe(200)
+      await rawMcpRequest(listener.url, { method: 'DELETE', headers: { Authorization: value, 'mcp-session-id': String(r.headers['mcp-session-id']), 'mcp-protocol-version': '2025-11-25' } })
+    }
+  }, T)
+
   it('serves the RFC 9728 metadata (root and /mcp) without a token', async () => {
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const r = await rawMcpRequest(`${origin()}${path}`, { method: 'GET' })

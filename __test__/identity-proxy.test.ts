@@ -185,10 +185,53 @@ describe('toolgate proxy with identity: refusals at the door', () => {
     expect(proxy.stderr()).not.toContain(token.split('.')[2] || token)
   }, T)
 
+  it('the header must be `Bearer <token>`: a bare token or another scheme is 401 invalid_token, nothing upstream; the scheme in any case passes', async () => {
+    const before = upstream.requests.length
+    for (const value of [alice, `Token ${alice}`, `DPoP ${alice}`, `Basic ${alice}`, `Bearer\t${alice}`, `Bearer${alice}`]) {
+      const res = await fetch(`${proxy.url}/v1/models`, { headers: { authorization: value } })
+      expect(res.status, value.slice(0, 10)).toBe(401)
+      expect(res.headers.get('www-authenticate')).toMatch(/, error="invalid_token", error_description="[^"]*(scheme|Bearer)[^"]*"$/)
+      expect(await res.json()).toMatchObject({ error: { code: 'toolgate_unauthenticated' } })
+    }
+    expect(upstream.requests.length).toBe(before)
+    for (const value of [`Bearer ${alice}`, `bearer ${alice}`, `BEARER ${alice}`]) {
+      expect((await fetch(`${proxy.url}/v1/models`, { headers: { authorization: value } })).status).toBe(200)
+    }
+    expect(proxy.stderr()).not.toContain(alice.split('.')[2])
+  }, T)
+
   it('serves the RFC 9728 protected-resource metadata without a token', async () => {
     const res = await fetch(`${proxy.url}/.well-known/oauth-protected-resource`)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ resource: proxy.url, authorization_servers: [ISSUER], bearer_methods_supported: ['header'] })
+  }, T)
+})
+
+describe('toolgate proxy with identity: the issuer\'s key set is down', () => {
+  it('503 with Retry-After: 5, and a flood of junk tokens makes one key-set fetch, not one per request', async () => {
+    const down = await startJwks([ed.jwk])
+    down.breakWith(500, 'down')
+    const file = join(dir, 'idp-down.json')
+    writeFileSync(file, JSON.stringify({ ...CONFIG, identity: { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUrl: down.url } } }))
+    const p = await startProxy(['--upstream', upstream.origin, '--port', '0', '--config', file])
+    try {
+      const before = upstream.requests.length
+      for (let wave = 0; wave < 25; wave++) {
+        // well-formed tokens with made-up kids: each would need the key set
+        const tokens = await Promise.all(Array.from({ length: 4 }, (_, i) => sign(stranger, {}, { kid: `junk-${wave}-${i}` })))
+        const answers = await Promise.all(tokens.map((t) => fetch(`${p.url}/v1/models`, { headers: { authorization: `Bearer ${t}` } })))
+        for (const res of answers) {
+          expect(res.status).toBe(503)
+          expect(res.headers.get('retry-after')).toBe('5')
+          expect(await res.json()).toMatchObject({ error: { code: 'toolgate_keys_unavailable' } })
+        }
+      }
+      expect(down.fetches()).toBe(1) // 100 requests within the 5 s the answers ask clients to wait
+      expect(upstream.requests.length).toBe(before)
+    } finally {
+      await p.close()
+      await down.close()
+    }
   }, T)
 })
 

@@ -69,6 +69,44 @@ describe('verifyCaller: tokens signed by the issuer', () => {
     expect((await refusal(verifyCaller(late, config), late)).reason).toBe('expired')
     const strict = { ...config, clockToleranceSeconds: 0 }
     expect((await refusal(verifyCaller(await sign(ed, {}, { expIn: -10 }), strict))).reason).toBe('expired')
+    // an issuer whose clock runs a little ahead: iat within the tolerance passes, beyond it not
+    expect((await verifyCaller(await sign(ed, {}, { iatIn: 10 }), config)).subject).toBe('alice')
+    const ahead = await refusal(verifyCaller(await sign(ed, {}, { iatIn: 10 }), strict))
+    expect(ahead).toMatchObject({ reason: 'not_yet_valid', message: expect.stringContaining('(iat)') })
+  })
+})
+
+describe('verifyCaller: a config changed in place is followed', () => {
+  it('a key removed from the config object (block replaced, Object.assign of a new file, list edited) stops verifying at once', async () => {
+    const leaked = await issuerKey('EdDSA')
+    const block = (keys: IssuerKey[], audience = AUDIENCE) => ({ issuer: ISSUER, audience, publicKeys: keys.map((k) => k.jwk as Record<string, unknown>) })
+    // the host's one config object, reloaded in place
+    const cfg: { tools: unknown[]; identity: { jwt: ReturnType<typeof block> } } = { tools: [], identity: { jwt: block([leaked, es]) } }
+    const stolen = await sign(leaked, { roles: ['admin'] }, { sub: 'mallory' })
+    expect((await verifyCaller(`Bearer ${stolen}`, cfg)).subject).toBe('mallory')
+
+    cfg.identity = { jwt: block([es]) } // the identity block replaced
+    expect((await refusal(verifyCaller(`Bearer ${stolen}`, cfg))).reason).toBe('unknown_kid')
+    expect((await verifyCaller(await sign(es), cfg)).subject).toBe('alice')
+
+    cfg.identity.jwt.publicKeys.push(leaked.jwk as Record<string, unknown>) // edited in place: back in
+    expect((await verifyCaller(stolen, cfg)).subject).toBe('mallory')
+    cfg.identity.jwt.publicKeys.pop() // and out again
+    expect((await refusal(verifyCaller(stolen, cfg))).reason).toBe('unknown_kid')
+
+    Object.assign(cfg, JSON.parse(JSON.stringify({ tools: [], identity: { jwt: block([leaked, es]) } }))) // a new file read over it
+    expect((await verifyCaller(stolen, cfg)).subject).toBe('mallory')
+    Object.assign(cfg, JSON.parse(JSON.stringify({ tools: [], identity: { jwt: block([es], 'https://api-v2.toolgate.test') } })))
+    expect((await refusal(verifyCaller(stolen, cfg))).reason).toBe('unknown_kid')
+    expect((await refusal(verifyCaller(await sign(es), cfg))).reason).toBe('wrong_audience')
+    expect((await verifyCaller(await sign(es, {}, { aud: 'https://api-v2.toolgate.test' }), cfg)).subject).toBe('alice')
+  })
+
+  it('an unchanged config object keeps its verifier: the key set is fetched once', async () => {
+    const cfg = { identity: { jwt: { ...config, audience: [AUDIENCE, 'unchanged'] } } }
+    const before = jwks.fetches()
+    for (let i = 0; i < 20; i++) await verifyCaller(await sign(ed), cfg)
+    expect(jwks.fetches() - before).toBe(1)
   })
 })
 
@@ -84,6 +122,9 @@ describe('verifyCaller: what is refused, and why', () => {
     ['longer than 16 KiB', 'malformed', async () => `Bearer ${'a'.repeat(20_000)}.b.c`],
     ['expired', 'expired', async () => sign(ed, {}, { expIn: -3600 })],
     ['not yet valid (nbf)', 'not_yet_valid', async () => sign(ed, {}, { nbfIn: 3600 })],
+    ['issued in the future (iat a day ahead)', 'not_yet_valid', async () => sign(ed, {}, { iatIn: 86_400 })],
+    ['issued in the future (iat and exp a year ahead)', 'not_yet_valid', async () => sign(ed, {}, { iatIn: 365 * 86_400, expIn: 365 * 86_400 + 300 })],
+    ['an iat that is not a number', 'bad_claims', async () => sign(ed, { iat: 'yesterday' as unknown as number })],
     ['another issuer', 'wrong_issuer', async () => sign(ed, {}, { iss: 'https://evil.example/' })],
     ['another audience', 'wrong_audience', async () => sign(ed, {}, { aud: 'https://other-api.example' })],
     ['alg: none', 'alg_not_allowed', async () => noneToken({ roles: ['admin'] })],
@@ -157,6 +198,49 @@ describe('createCallerVerifier: key rotation and key-set failures', () => {
     }
     const gone = await createCallerVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: 'http://127.0.0.1:9/jwks.json' })
     expect((await refusal(gone.verify(await sign(ed)))).reason).toBe('keys_unavailable')
+  })
+
+  it('while the key set is down, junk tokens do not turn into fetches: one failed fetch, then none for the cooldown, then a retry', async () => {
+    const down = await startJwks([ed.jwk])
+    try {
+      down.breakWith(500, 'down')
+      const failureCooldownMs = 1500
+      const fresh = await createCallerVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: down.url }, { jwks: { failureCooldownMs } })
+      for (let wave = 0; wave < 10; wave++) {
+        // well-formed tokens with made-up kids, four at a time, as a flood would send them
+        const tokens = await Promise.all(Array.from({ length: 4 }, (_, i) => sign(outsider, {}, { kid: `junk-${wave}-${i}` })))
+        for (const e of await Promise.all(tokens.map((t) => refusal(fresh.verify(t))))) expect(e.reason).toBe('keys_unavailable')
+      }
+      expect(down.fetches()).toBe(1) // 40 requests well within the cooldown
+      const e = await refusal(fresh.verify(await sign(ed)))
+      expect(e).toMatchObject({ reason: 'keys_unavailable', message: expect.stringMatching(/next try in/) })
+      // the cooldown over and the issuer back: the next token fetches the set again and passes
+      down.heal()
+      await new Promise((r) => setTimeout(r, failureCooldownMs + 50))
+      const before = down.fetches()
+      expect((await fresh.verify(await sign(ed))).subject).toBe('alice')
+      expect(down.fetches()).toBe(before + 1)
+    } finally {
+      await down.close()
+    }
+  })
+
+  it('during the cooldown, keys already fetched still verify; a kid they lack is keys_unavailable, without a fetch', async () => {
+    const flaky = await startJwks([ed.jwk])
+    try {
+      const fresh = await createCallerVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: flaky.url }, { jwks: { cooldownMs: 0, failureCooldownMs: 60_000 } })
+      expect((await fresh.verify(await sign(ed))).subject).toBe('alice')
+      expect(flaky.fetches()).toBe(1)
+      flaky.breakWith(503, 'down')
+      // an unknown kid may refetch (cooldownMs 0): the fetch fails
+      expect((await refusal(fresh.verify(await sign(outsider)))).reason).toBe('keys_unavailable')
+      expect(flaky.fetches()).toBe(2)
+      expect((await fresh.verify(await sign(ed, {}, { sub: 'bob' }))).subject).toBe('bob')
+      for (let i = 0; i < 10; i++) expect((await refusal(fresh.verify(await sign(outsider, {}, { kid: `k${i}` })))).reason).toBe('keys_unavailable')
+      expect(flaky.fetches()).toBe(2)
+    } finally {
+      await flaky.close()
+    }
   })
 })
 
@@ -238,6 +322,23 @@ describe('configuration errors are E_CONFIG, before any token', () => {
     await expect(verifyCaller(token, { identity: undefined })).rejects.toMatchObject({ code: 'E_CONFIG' })
     await configureIdentity({ identity: { jwt: config } })
     expect(await verifyCaller(`Bearer ${token}`)).toMatchObject({ subject: 'alice', roles: ['x'] })
+  })
+
+  it('the config given to configureIdentity is followed: a key removed in place stops verifying; a block made invalid is E_CONFIG', async () => {
+    const leaked = await issuerKey('EdDSA')
+    const stolen = await sign(leaked, { roles: ['admin'] }, { sub: 'mallory' })
+    for (const options of [undefined, { jwks: { cooldownMs: 0 } }]) {
+      const host = { identity: { jwt: { issuer: ISSUER, audience: AUDIENCE, publicKeys: [leaked.jwk, es.jwk] as Record<string, unknown>[] } } }
+      await configureIdentity(host, options)
+      expect((await verifyCaller(stolen)).subject).toBe('mallory')
+      host.identity.jwt.publicKeys.splice(0, 1)
+      expect((await refusal(verifyCaller(stolen))).reason).toBe('unknown_kid')
+      expect((await verifyCaller(await sign(es))).subject).toBe('alice')
+      // never the old verifier: a block made invalid in place is E_CONFIG
+      host.identity.jwt.publicKeys = [{ kty: 'oct', k: 'c2VjcmV0' }]
+      await expect(verifyCaller(await sign(es))).rejects.toMatchObject({ code: 'E_CONFIG' })
+    }
+    await configureIdentity({ identity: { jwt: config } })
   })
 })
 

@@ -38,6 +38,8 @@ export interface SignOptions {
   expIn?: number | null
   /** Seconds from now for `nbf`. */
   nbfIn?: number
+  /** Seconds from now for `iat` (default 0: issued now). */
+  iatIn?: number
   /** The `kid` header (default the key's; `null` leaves it out). */
   kid?: string | null
 }
@@ -48,7 +50,8 @@ export async function sign(key: IssuerKey, claims: JWTPayload = {}, o: SignOptio
   const header: { alg: string; kid?: string; typ: string } = { alg: key.alg, typ: 'JWT' }
   const kid = o.kid === undefined ? key.kid : o.kid
   if (kid !== null) header.kid = kid
-  const jwt = new SignJWT({ ...claims }).setProtectedHeader(header).setIssuer(o.iss ?? ISSUER).setAudience(o.aud ?? AUDIENCE).setIssuedAt(now)
+  const jwt = new SignJWT({ ...claims }).setProtectedHeader(header).setIssuer(o.iss ?? ISSUER).setAudience(o.aud ?? AUDIENCE)
+  if (claims.iat === undefined) jwt.setIssuedAt(now + (o.iatIn ?? 0)) // an `iat` among the claims is sent as given
   if (o.sub !== null) jwt.setSubject(o.sub ?? 'alice')
   if (o.expIn !== null) jwt.setExpirationTime(now + (o.expIn ?? 300))
   if (o.nbfIn !== undefined) jwt.setNotBefore(now + o.nbfIn)
@@ -82,6 +85,8 @@ export interface JwksServer {
   setKeys(keys: JWK[]): void
   /** Answer every fetch with this status and body instead (outage, garbage, a huge document). */
   breakWith(status: number, body: string): void
+  /** Serve the keys again after {@link breakWith}. */
+  heal(): void
   close(): Promise<void>
 }
 
@@ -110,6 +115,9 @@ export async function startJwks(keys: JWK[]): Promise<JwksServer> {
     },
     breakWith: (status, body) => {
       broken = { status, body }
+    },
+    heal: () => {
+      broken = undefined
     },
     close: () => {
       server.closeAllConnections()

@@ -6,7 +6,7 @@ import { ToolGate } from '../gate'
 import type { McpProxyOptions } from '../proxy/mcp/proxy'
 import { runMcpProxy } from '../proxy/mcp/stdio'
 import { listenMcpHttp } from '../proxy/mcp/http'
-import { serverIdentity, type ServerIdentity } from '../identity/servers'
+import { prepareIdentityReload, serverIdentity, type ServerIdentity, type ServerVerifier } from '../identity/servers'
 import { isLoopbackHost } from '../proxy/mcp/http-guard'
 import { ToolPins } from '../proxy/mcp/pins'
 import { McpConfigReloads } from '../proxy/mcp/reload'
@@ -293,8 +293,10 @@ export const command = {
     // batched once per event-loop turn: a repaired or refused call's line costs the call nothing
     const log = deferredLog('toolgate mcp-proxy: ')
     const proxyOpts: McpProxyOptions = { config, context: s.context, filterList: p.filterList, pins, log, state }
-    if (p.configPath !== undefined) proxyOpts.reloads = reloadOnHangup(p.configPath, config, state, log)
-    if (p.listen !== undefined) return listen(p, config, proxyOpts)
+    // the listener's verifier once it is built (identity): a reload replaces what it verifies against
+    const door: Door = {}
+    if (p.configPath !== undefined) proxyOpts.reloads = reloadOnHangup(p.configPath, config, state, log, door)
+    if (p.listen !== undefined) return listen(p, config, proxyOpts, door)
     if ((config as { identity?: unknown } | undefined)?.identity !== undefined) {
       process.stderr.write('toolgate mcp-proxy: config `identity` needs --listen (the stdio proxy has no requests to take bearer tokens from; docs/identity.md)\n')
       return 2
@@ -319,34 +321,50 @@ export const command = {
   },
 }
 
+/** The verifier of the listener's door (identity configured), set once the listener is built. */
+interface Door {
+  verifier?: ServerVerifier
+}
+
 /**
  * SIGHUP reloads the config file: read and compiled for every running proxy (each session of the
- * listener) first, then swapped in everywhere at once, keeping all state; a config that does not
- * compile leaves the running one in place, and the log says why. The `proxy`, `identity` and
- * `state` blocks are read at start only (a change to them is logged as needing a restart).
+ * listener), its `identity.jwt` built into a verifier, then all swapped in at once, keeping all
+ * state; a config that does not compile or whose identity block does not build leaves the
+ * running one in place, and the log says why. Identity cannot be turned on or off by a reload;
+ * the `proxy` and `state` blocks are read at start only (a change to them is logged as needing a
+ * restart). Reloads run one at a time, in the order the signals came.
  */
-function reloadOnHangup(path: string, config: ToolGateConfig | undefined, state: GateState, log: (line: string) => void): McpConfigReloads {
+function reloadOnHangup(path: string, config: ToolGateConfig | undefined, state: GateState, log: (line: string) => void, door: Door): McpConfigReloads {
   const reloads = new McpConfigReloads(config, state)
-  const startOnly = (c: ToolGateConfig | undefined) => JSON.stringify([c?.proxy, (c as { identity?: unknown } | undefined)?.identity, c?.state])
+  const startOnly = (c: ToolGateConfig | undefined) => JSON.stringify([c?.proxy, c?.state])
   const atStart = startOnly(config)
+  let reloading = Promise.resolve()
   process.on('SIGHUP', () => {
-    let next: ToolGateConfig
-    try {
-      next = readConfig(path, config?.receipts?.privateKey)
-      const n = reloads.reload(next)
+    reloading = reloading.then(async () => {
+      let next: ToolGateConfig
+      let n: number
+      let identityChanged: boolean
+      try {
+        next = readConfig(path, config?.receipts?.privateKey)
+        const identity = await prepareIdentityReload(door.verifier, next)
+        n = reloads.reload(next) // throws before anything is swapped
+        identity.commit()
+        identityChanged = identity.changed
+      } catch (err) {
+        const why = redactSecrets((err as Error).message)
+        log(`SIGHUP: the config was not reloaded, the running one stays: ${why.startsWith('config file ') ? why : `config file ${path}: ${why}`}`)
+        return
+      }
       log(`SIGHUP: config reloaded from ${path} (${n === 1 ? '1 proxy' : `${n} proxies`} running)`)
-    } catch (err) {
-      const why = redactSecrets((err as Error).message)
-      log(`SIGHUP: the config was not reloaded, the running one stays: ${why.startsWith('config file ') ? why : `config file ${path}: ${why}`}`)
-      return
-    }
-    if (startOnly(next) !== atStart) log('SIGHUP: the `proxy`, `identity` and `state` blocks are read at start only; restart the proxy for their changes')
+      if (identityChanged) log('SIGHUP: identity: tokens are verified against the reloaded `identity.jwt` from now on')
+      if (startOnly(next) !== atStart) log('SIGHUP: the `proxy` and `state` blocks are read at start only; restart the proxy for their changes')
+    })
   })
   return reloads
 }
 
 /** `--listen`: serve the proxy over Streamable HTTP until SIGINT/SIGTERM (exit 0). */
-async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: McpProxyOptions): Promise<number> {
+async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: McpProxyOptions, door: Door): Promise<number> {
   const fail = (why: string) => {
     // through the same queue as the lines before it, so they stay in order
     if (proxyOpts.log !== undefined) proxyOpts.log(why)
@@ -365,6 +383,7 @@ async function listen(p: Parsed, config: ToolGateConfig | undefined, proxyOpts: 
   } catch (err) {
     return fail((err as Error).message)
   }
+  door.verifier = ident.verifier
   if (ident.verifier !== undefined && (p.tokenEnv ?? proxy.bearerTokenEnv) !== undefined) return fail('config `identity` and --token-env (proxy.bearerTokenEnv) both read Authorization; give one')
   if (url === undefined && Object.keys(ident.upstreamHeaders).length > 0) proxyOpts.log?.('note: proxy.upstreamHeaders apply to an HTTP upstream only; a spawned server takes its credentials from its environment')
   const tokenEnv = p.tokenEnv ?? proxy.bearerTokenEnv

@@ -5,7 +5,7 @@ import { unwatchFile, watchFile, type Stats } from 'node:fs'
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_TIMEOUT_MS, startHttpProxy } from '../proxy/http/proxy'
 import { DEFAULT_PASS_THROUGH, passThroughList } from '../proxy/http/paths'
 import { parseUpstream } from '../proxy/http/upstream'
-import { serverIdentity } from '../identity/servers'
+import { prepareIdentityReload, serverIdentity, type ServerVerifier } from '../identity/servers'
 import type { CallContext, ToolGateConfig } from '../types'
 import { parseFlags, UsageError } from './args'
 import { loadProxyConfig } from './proxy-config'
@@ -74,8 +74,9 @@ Once listening it prints to stderr:
   toolgate proxy: listening on http://127.0.0.1:PORT → UPSTREAM
 SIGINT / SIGTERM stop it cleanly (audit records flushed). SIGHUP reloads the config file:
 validated first, swapped at once, every session's state kept; a config that does not validate
-leaves the running one in place and the log says why (the proxy, identity and state blocks are
-read at start only).
+leaves the running one in place and the log says why. A changed identity block is applied with
+the rest (a key removed from it stops verifying at once); identity cannot be turned on or off
+by a reload, and the proxy and state blocks are read at start only.
 
 Examples:
   toolgate proxy --upstream https://api.openai.com --port 8787 --config toolgate.config.yaml
@@ -170,10 +171,13 @@ export const command = {
       if (fixedRoles !== undefined) fixed.roles = fixedRoles
       if (session !== undefined) fixed.session = session
       let proxy: Awaited<ReturnType<typeof startHttpProxy>>
+      let verifier: ServerVerifier | undefined
       try {
         // identity (docs/identity.md): verified callers instead of a fixed one; the upstream's own headers
         const given = [['--subject', values.subject], ['--role', roles[0]], ['--session', values.session], ['proxy.subject', p.subject], ['proxy.roles', p.roles], ['proxy.session', p.session]]
-        const { verifier, upstreamHeaders } = await serverIdentity(config, given.filter(([, v]) => v !== undefined).map(([f]) => f as string))
+        const ident = await serverIdentity(config, given.filter(([, v]) => v !== undefined).map(([f]) => f as string))
+        verifier = ident.verifier
+        const upstreamHeaders = ident.upstreamHeaders
         proxy = await startHttpProxy({
           upstream, port, host: values.host ?? '127.0.0.1', config, fixed, identityHeaders: p.identityHeaders, timeoutMs, maxBodyBytes, log: out, passThrough, identity: verifier, upstreamHeaders,
         })
@@ -190,13 +194,30 @@ export const command = {
         // a key generated at start keeps signing: receipts verify across a reload
         const generated = config?.receipts?.privateKey
         const running = proxy
+        const door = verifier
+        const startOnly = (c: ToolGateConfig | undefined) => JSON.stringify([c?.proxy, c?.state])
+        const atStart = startOnly(config)
+        // one reload at a time, in the order asked (building a verifier takes a moment)
+        let reloading = Promise.resolve()
         const reload = (why: string) => {
-          try {
-            running.reload(withStateUrl(loadProxyConfig(configPath, generated))!)
+          reloading = reloading.then(async () => {
+            let next: ToolGateConfig
+            let identityChanged: boolean
+            try {
+              next = withStateUrl(loadProxyConfig(configPath, generated))!
+              // the new identity.jwt built first, then the gates compiled; both swapped together or neither
+              const identity = await prepareIdentityReload(door, next)
+              running.reload(next)
+              identity.commit()
+              identityChanged = identity.changed
+            } catch (err) {
+              out(`${why}: the config was not reloaded, the running one stays: ${(err as Error).message}`)
+              return
+            }
             out(`${why}: config reloaded from ${configPath}`)
-          } catch (err) {
-            out(`${why}: the config was not reloaded, the running one stays: ${(err as Error).message}`)
-          }
+            if (identityChanged) out(`${why}: identity: tokens are verified against the reloaded \`identity.jwt\` from now on`)
+            if (startOnly(next) !== atStart) out(`${why}: the \`proxy\` and \`state\` blocks are read at start only; restart the proxy for their changes`)
+          })
         }
         process.on('SIGHUP', () => reload('SIGHUP'))
         if (switches.has('watch')) {

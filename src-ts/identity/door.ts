@@ -4,7 +4,9 @@
 // nothing here ever echoes a token.
 import type { IncomingMessage } from 'node:http'
 
-import type { ToolGateError } from '../errors'
+import { ToolGateError } from '../errors'
+import { KEYS_RETRY_AFTER_SECONDS } from './keys'
+import { bearerToken } from './verifier'
 
 /** Where the protected-resource metadata is served (RFC 9728 §3). */
 export const METADATA_PATH = '/.well-known/oauth-protected-resource'
@@ -28,13 +30,19 @@ export function protectedResourceMetadata(resource: string, issuer: string): Rec
 }
 
 /**
- * The `Authorization` value of a request; `undefined` when absent. A header given twice is a
- * string no verifier accepts (never "the first one").
+ * The bearer token of a request, for the verifier: `undefined` when it has no `Authorization`
+ * (the verifier refuses that as `missing`). The header must be `Bearer <token>` (RFC 6750 §2.1;
+ * the scheme in any case): a bare token, another scheme, a tab after the scheme, or the header
+ * given twice (never "the first one") throws `ToolGateError` `E_UNAUTHENTICATED` (`malformed`;
+ * an empty value or `Bearer` alone: `missing`), to be answered as any refused token.
  */
 export function authorizationOf(req: IncomingMessage): string | undefined {
   const all = req.headersDistinct.authorization
   if (all === undefined || all.length === 0) return undefined
-  return all.length === 1 ? all[0] : 'Duplicate authorization-headers'
+  if (all.length > 1) throw new ToolGateError('E_UNAUTHENTICATED', 'unauthenticated: the Authorization header is given more than once', { reason: 'malformed' })
+  const token = bearerToken(all[0], { schemeRequired: true })
+  if (token instanceof ToolGateError) throw token
+  return token
 }
 
 /** What a server answers for a refused token: 401 (503 when the keys could not be read) and the headers. */
@@ -58,7 +66,8 @@ export function challenge(req: IncomingMessage, origin: string, err: ToolGateErr
   const reason = err.reason ?? 'malformed'
   const path = (req.url ?? '/').split('?')[0].slice(0, 80)
   const logLine = `refused ${req.method ?? '?'} ${path}: ${reason} (${err.message.replace(/^unauthenticated: /, '')})`
-  if (reason === 'keys_unavailable') return { status: 503, headers: { 'Retry-After': '5', Connection: 'close' }, logLine }
+  // no key-set fetch is tried for as long after a failed one: a client retrying sooner is refused again
+  if (reason === 'keys_unavailable') return { status: 503, headers: { 'Retry-After': String(KEYS_RETRY_AFTER_SECONDS), Connection: 'close' }, logLine }
   let value = `Bearer resource_metadata="${origin}${METADATA_PATH}"`
   if (reason !== 'missing') value += `, error="invalid_token", error_description="${quoted(err.message)}"`
   return { status: 401, headers: { 'WWW-Authenticate': value, Connection: 'close' }, logLine }

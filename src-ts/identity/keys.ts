@@ -1,8 +1,10 @@
 // Where a token's verifying key comes from: the issuer's JSON Web Key Set, fetched and cached by
 // jose's `createRemoteJWKSet` (a key is looked up by `kid` and `alg`; an unknown `kid` triggers
 // one refetch at most every `cooldownMs`, so key rotation works without a restart and a flood of
-// made-up kids cannot turn into a flood of fetches), or keys given inline in the config. Only
-// public asymmetric keys are accepted: a private or symmetric key in `publicKeys` is `E_CONFIG`.
+// made-up kids cannot turn into a flood of fetches; after a failed fetch none is tried for
+// `failureCooldownMs`, so an outage of the issuer cannot either), or keys given inline in the
+// config. Only public asymmetric keys are accepted: a private or symmetric key in `publicKeys` is
+// `E_CONFIG`.
 import { createPublicKey } from 'node:crypto'
 
 import type { FlattenedJWSInput, JWSHeaderParameters, JWTVerifyGetKey } from 'jose'
@@ -36,10 +38,20 @@ export interface JwksOptions {
   cacheMaxAgeMs?: number
   /** Largest JWKS document read, in bytes (default 256 KiB); a larger one is refused. */
   maxBytes?: number
+  /**
+   * After a failed fetch (no answer, not 200, not a JSON key set, too large), how long no fetch
+   * is tried: a token that needs the key set meanwhile is refused `keys_unavailable` at once, keys
+   * already fetched and still fresh go on verifying. Default {@link KEYS_RETRY_AFTER_SECONDS} s,
+   * the `Retry-After` the servers answer with.
+   */
+  failureCooldownMs?: number
 }
 
 /** Default bound on a JWKS document. */
 export const DEFAULT_JWKS_MAX_BYTES = 256 * 1024
+
+/** How long a client is asked to wait (`Retry-After`) when the keys cannot be had, and no key-set fetch is tried after a failed one. */
+export const KEYS_RETRY_AFTER_SECONDS = 5
 
 /** The key lookup handed to `jwtVerify`. */
 export type KeyLookup = JWTVerifyGetKey
@@ -52,7 +64,7 @@ export async function keyLookup(c: CheckedJwtConfig, o: JwksOptions = {}): Promi
       timeoutDuration: o.timeoutMs,
       cooldownDuration: o.cooldownMs,
       cacheMaxAge: o.cacheMaxAgeMs,
-      [j.customFetch]: boundedFetch(o.maxBytes ?? DEFAULT_JWKS_MAX_BYTES),
+      [j.customFetch]: pausedAfterFailure(boundedFetch(o.maxBytes ?? DEFAULT_JWKS_MAX_BYTES), o.failureCooldownMs ?? KEYS_RETRY_AFTER_SECONDS * 1000),
     })
   }
   const withKid: Record<string, unknown>[] = []
@@ -106,12 +118,54 @@ function publicJwk(k: Record<string, unknown> | string, i: number): Record<strin
   return structuredClone(k)
 }
 
+type JwksFetch = (url: string, init: { headers: Headers; method: 'GET'; redirect: 'manual'; signal: AbortSignal }) => Promise<Response>
+
+/**
+ * `fetch`, not tried for `pauseMs` after it failed: meanwhile it fails at once, saying when it was
+ * tried and when it will be again. A failure is a fetch that threw (no answer, timed out, too
+ * large), an answer other than 200, or a body jose would not take as a key set. jose calls the
+ * fetch only when it has to (no fresh keys, or an unknown `kid` past its cooldown), so keys it
+ * holds keep verifying meanwhile.
+ */
+function pausedAfterFailure(fetch: JwksFetch, pauseMs: number): JwksFetch {
+  let failed: { at: number; why: string } | undefined
+  return async (url, init) => {
+    const now = Date.now()
+    if (failed !== undefined && now - failed.at < pauseMs) {
+      throw new Error(`next try in ${((pauseMs - (now - failed.at)) / 1000).toFixed(1)} s: the last fetch of the key set failed ${((now - failed.at) / 1000).toFixed(1)} s ago (${failed.why})`)
+    }
+    let why: string | undefined
+    try {
+      const res = await fetch(url, init)
+      if (res.status !== 200) why = `answered ${res.status}`
+      else if (!isKeySet(await res.clone().text())) why = 'not a JSON key set'
+      return res
+    } catch (err) {
+      why = (err as Error).message ?? String(err)
+      throw err
+    } finally {
+      failed = why === undefined ? undefined : { at: Date.now(), why: why.slice(0, 120) }
+    }
+  }
+}
+
+/** What jose takes as a key set: a JSON object whose `keys` is a list of objects. */
+function isKeySet(text: string): boolean {
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v)
+  try {
+    const v = JSON.parse(text) as { keys?: unknown }
+    return isObject(v) && Array.isArray(v.keys) && v.keys.every(isObject)
+  } catch {
+    return false
+  }
+}
+
 /**
  * A fetch for jose's remote key set that reads at most `max` bytes of the answer (a larger one,
  * declared or actual, fails the fetch: the token is then not judged, and the caller is refused).
  */
-function boundedFetch(max: number) {
-  return async (url: string, init: { headers: Headers; method: 'GET'; redirect: 'manual'; signal: AbortSignal }): Promise<Response> => {
+function boundedFetch(max: number): JwksFetch {
+  return async (url, init) => {
     const res = await fetch(url, init)
     const declared = Number(res.headers.get('content-length'))
     if (Number.isFinite(declared) && declared > max) {

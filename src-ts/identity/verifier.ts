@@ -48,17 +48,22 @@ export interface CallerVerifier {
 const fail = (reason: UnauthenticatedReason, message: string, cause?: unknown): ToolGateError =>
   new ToolGateError('E_UNAUTHENTICATED', `unauthenticated: ${message}`, { reason, cause })
 
-/** The token in an `Authorization` value or a bare token, or the error for what is wrong. */
-export function bearerToken(headerOrToken: string | undefined): string | ToolGateError {
+/**
+ * The token in an `Authorization` value, or the error for what is wrong. Without
+ * `schemeRequired` a bare token is taken too, and the scheme may be followed by spaces or tabs
+ * (what {@link CallerVerifier.verify} and `verifyCaller` accept); with it, the value must be
+ * `Bearer <token>` as RFC 6750 §2.1 writes it — the scheme in any case, then spaces — which is
+ * what the servers' door asks of every request.
+ */
+export function bearerToken(headerOrToken: string | undefined, o: { schemeRequired?: boolean } = {}): string | ToolGateError {
   if (typeof headerOrToken !== 'string' || headerOrToken.trim() === '') return fail('missing', 'no bearer token (send `Authorization: Bearer <token>`)')
   if (headerOrToken.length > MAX_TOKEN_CHARS + 16) return fail('malformed', `the token is longer than ${MAX_TOKEN_CHARS} characters`)
   const v = headerOrToken.trim()
-  const scheme = /^([A-Za-z][A-Za-z0-9-]*)[ \t]+(.*)$/s.exec(v)
-  let token = v
-  if (scheme !== null) {
-    if (scheme[1].toLowerCase() !== 'bearer') return fail('malformed', `the Authorization scheme is \`${scheme[1].slice(0, 20)}\`, not Bearer`)
-    token = scheme[2].trim()
-  } else if (/^bearer$/i.test(v)) return fail('missing', 'the Authorization header names Bearer but holds no token')
+  if (/^bearer$/i.test(v)) return fail('missing', 'the Authorization header names Bearer but holds no token')
+  const scheme = /^([A-Za-z][A-Za-z0-9-]*)([ \t]+)(.*)$/s.exec(v)
+  if (scheme !== null && scheme[1].toLowerCase() !== 'bearer') return fail('malformed', `the Authorization scheme is \`${scheme[1].slice(0, 20)}\`, not Bearer`)
+  if (o.schemeRequired === true && (scheme === null || !/^ +$/.test(scheme[2]))) return fail('malformed', 'the Authorization header must be `Bearer <token>`: the scheme Bearer, a space, the token')
+  const token = scheme !== null ? scheme[3].trim() : v
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/.test(token)) return fail('malformed', 'the bearer token is not a compact JWT (three base64url parts)')
   return token
 }
@@ -110,6 +115,9 @@ export async function createCallerVerifier(jwt: unknown, options: CallerVerifier
         if ((err as { code?: unknown }).code !== 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') throw refusal(err, c)
         payload = await tryEach(err as AsyncIterable<unknown>, token, verifyOptions, c)
       }
+      // jose checks `iat` against the clock only with maxTokenAge (which would make `iat`
+      // required): a token issued in the future is refused here, as `nbf` is
+      if (typeof payload.iat === 'number' && payload.iat > Math.floor(Date.now() / 1000) + c.clockToleranceSeconds) throw fail('not_yet_valid', 'the token was issued in the future (iat)')
       const caller = callerOf(payload, c)
       if (typeof caller === 'string') throw fail('bad_claims', caller)
       return caller
@@ -147,6 +155,7 @@ function refusal(err: unknown, c: CheckedJwtConfig): ToolGateError {
     case 'ERR_JWT_EXPIRED':
       return fail('expired', 'the token has expired', err)
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if ((e.claim === 'nbf' || e.claim === 'iat') && e.reason === 'invalid') return fail('bad_claims', `claim \`${e.claim}\` is not a number`, err)
       if (e.claim === 'nbf') return fail('not_yet_valid', 'the token is not valid yet (nbf)', err)
       if (e.claim === 'iat') return fail('not_yet_valid', 'the token was issued in the future (iat)', err)
       if (e.claim === 'iss') return fail('wrong_issuer', `the token was not issued by ${c.issuer}`, err)

@@ -56,7 +56,12 @@ export interface HttpProxyOptions {
   fixed?: Pick<CallContext, 'subject' | 'roles' | 'session'>
   /** Identity header names (lower case). */
   identityHeaders?: Partial<IdentityHeaderNames>
-  /** Verified callers (docs/identity.md): every request must carry a bearer token this verifier accepts, else 401; never with `fixed`. The client's `Authorization` is then never sent upstream. */
+  /**
+   * Verified callers (docs/identity.md): every request must carry a bearer token this verifier
+   * accepts, else 401; never with `fixed`. The client's `Authorization` is then never sent
+   * upstream. It is asked per request: a verifier whose block a reload replaces (`ServerVerifier`,
+   * as the CLI passes) changes what is accepted for the next request.
+   */
   identity?: CallerVerifier
   /** Headers sent to the upstream on every request, over the client's (`proxy.upstreamHeaders`, resolved). */
   upstreamHeaders?: Record<string, string>
@@ -91,8 +96,9 @@ export interface HttpProxy {
    * Swaps in `config`, validated first: a config that does not compile throws (`E_CONFIG`) and
    * the running one stays. Requests from now on are decided by the new tools, policy, limits,
    * rate limits and audit settings; requests in flight finish on the old gates, whose audit
-   * records are flushed; loop, taint, rate and token state is kept (the same store). The `proxy`,
-   * `identity` and `state` blocks are read at start only.
+   * records are flushed; loop, taint, rate and token state is kept (the same store). The `proxy`
+   * and `state` blocks are read at start only; `identity` is the verifier's (`opts.identity`):
+   * the CLI builds the reloaded block's verifier first and swaps it in right after this returns.
    */
   reload(config: ToolGateConfig): void
 }

@@ -13,8 +13,9 @@ import type { McpToolSet } from './tools'
  * every tracked tool set first (over the tools each has learned from its server) and swaps them
  * only when every one compiled; a config that does not compile throws (`ToolGateError`
  * `E_CONFIG`) and every proxy keeps the gate it had. Loop, taint, rate-limit and confirmation
- * state is kept across a reload (each tool set keeps its state store); the `proxy`, `identity`
- * and `state` blocks are read at start only.
+ * state is kept across a reload (each tool set keeps its state store); the `proxy` and `state`
+ * blocks are read at start only, and `identity` is the listener's verifier, which the CLI
+ * rebuilds and swaps in with this (src-ts/identity/servers.ts).
  */
 export class McpConfigReloads {
   #config: ToolGateConfig | undefined
