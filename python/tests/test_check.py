@@ -102,12 +102,61 @@ def test_hostile_text_is_bad_arguments(gate, args):
 
 @pytest.mark.parametrize(
     "args, detail",
-    [({"query": {1, 2}}, "set"), ({"query": math.nan}, "Out of range"), ({"query": "\ud800"}, "surrogate"), (b"\xff\xfe", "UTF-8"), ("{\"query\": \"\ud800\"}", "surrogate")],
+    [({"query": {1, 2}}, "set"), ({"query": math.nan}, "Infinity or NaN"), ({"query": "\ud800"}, "hex escape"), (b"\xff\xfe", "UTF-8"), ("{\"query\": \"\ud800\"}", "surrogate")],
 )
 def test_values_with_no_json_text_are_refused_not_raised(gate, args, detail):
     v = gate.check("search", args)
     assert (v.outcome, v.reason) == ("rejected", "bad_arguments")
     assert detail.lower() in v.message.lower()
+
+
+# What the Node package answers for the same values (its jsonText writes a lone surrogate as its
+# \u escape, so the core's parser words it; NaN and ±Infinity are named by jsonText itself; the
+# binding gets a tool name's lone surrogate as one U+FFFD).
+NODE_NON_FINITE = 'Invalid arguments for tool `search`: they could not be read as JSON (a number is Infinity or NaN, which JSON cannot hold). Send the arguments as one JSON object, e.g. {"name": "value"}.'
+
+
+def node_bad_json(detail: str) -> str:
+    return f"Invalid arguments for tool `search`: the arguments are not valid JSON ({detail}). Send the arguments as one complete JSON object."
+
+
+NODE_UNKNOWN = "Unknown tool `sea\ufffdrch`. Did you mean `search`? Call one of the available tools: `search`, `delete_file`."
+
+
+@pytest.mark.parametrize(
+    "tool, args, message",
+    [
+        ("search", {"query": "x", "limit": math.nan}, NODE_NON_FINITE),
+        ("search", {"query": "x", "tags": [math.inf]}, NODE_NON_FINITE),
+        ("search", {"query": "x", "tags": [-math.inf]}, NODE_NON_FINITE),
+        ("search", {"query": "\ud800"}, node_bad_json("unexpected end of hex escape at line 1, column 17")),
+        ("search", {"query": "x", "\udc00": 1}, node_bad_json("lone leading surrogate in hex escape at line 1, column 20")),
+        ("search", {"query": "a\udfffb"}, node_bad_json("lone leading surrogate in hex escape at line 1, column 17")),
+        ("sea\ud800rch", '{"query":"x"}', NODE_UNKNOWN),
+        ("sea\ud800rch", {"query": math.nan}, NODE_UNKNOWN),
+    ],
+)
+def test_values_the_host_parsed_are_refused_in_nodes_words(gate, tool, args, message):
+    v = gate.check(tool, args)
+    assert (v.outcome, v.message) == ("rejected", message)
+    assert v.tool == tool  # the verdict names the tool as the host gave it
+
+
+def test_surrogates_side_by_side_are_refused_not_joined(gate):
+    # Python holds two code points; escaped, JSON would read them back as one other character
+    v = gate.check("search", {"query": "\ud83d\ude00"})
+    assert (v.reason, "lone UTF-16 surrogate" in v.message) == ("bad_arguments", True)
+    assert gate.check("search", {"query": "\U0001f600"}).arguments["query"] == "\U0001f600"
+
+
+def test_a_mapping_that_fails_while_it_is_read_is_a_refusal(gate):
+    class Lying(dict):
+        def items(self):
+            raise KeyError("items boom")
+
+    v = gate.check("search", Lying(query="x"))
+    assert (v.outcome, v.reason) == ("rejected", "bad_arguments")
+    assert "KeyError" in v.message
 
 
 def test_a_cycle_is_refused(gate):

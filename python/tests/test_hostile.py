@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from conftest import ROOT
-from toolgate import ToolGate, ToolGateError
+from toolgate import ToolGate, ToolGateError, generate_receipt_key, verify_receipt
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +142,74 @@ def test_nothing_a_failed_stream_event_queued_is_forwarded():
         # the finish chunk completes the call, then its repeated key fails the event
         s.push("data: " + head + '"id":"again","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}')
     assert s.forward() == []  # before: the completed delete_all call, in no answer the host got
+
+
+class _LyingMapping(dict):
+    """A host mapping whose items() raises (json's encoder reads every dict through items())."""
+
+    def items(self):  # type: ignore[override]
+        raise KeyError("items boom")
+
+
+def test_a_mapping_that_fails_while_it_is_read_is_e_payload(gate):
+    # before: the KeyError itself came out of guard, filter_tools and push
+    for run in (
+        lambda: gate.guard(_LyingMapping(a=1), "anthropic"),
+        lambda: gate.filter_tools(_LyingMapping(a=1), "openai"),
+        lambda: gate.stream("anthropic").push(_LyingMapping(a=1)),
+    ):
+        with pytest.raises(ToolGateError) as e:
+            run()
+        assert e.value.code == "E_PAYLOAD" and "KeyError" in e.value.message
+    assert gate.check("search", _LyingMapping(query="x")).reason == "bad_arguments"
+
+
+def test_a_context_nested_too_deep_or_unreadable_is_e_config(gate):
+    deep: list = []
+    cur = deep
+    for _ in range(100_000):
+        cur.append([])
+        cur = cur[0]
+    # before: RecursionError
+    with pytest.raises(ToolGateError) as e:
+        gate.check("search", "{}", {"identity": {"a": deep}})
+    assert e.value.code == "E_CONFIG" and "nested too deeply" in e.value.message
+    with pytest.raises(ToolGateError) as e:
+        gate.guard("{}", "openai", identity={"a": deep})
+    assert e.value.code == "E_CONFIG"
+    with pytest.raises(ToolGateError) as e:
+        gate.check("search", "{}", _LyingMapping(subject="ana"))
+    assert e.value.code == "E_CONFIG"
+
+
+def test_a_dialect_with_a_lone_surrogate_is_e_dialect_named_as_node_names_it(gate):
+    # before: UnicodeEncodeError on the way into the binding
+    for run in (lambda: gate.guard("{}", "open\ud800ai"), lambda: gate.filter_tools("[]", "open\ud800ai"), lambda: gate.stream("open\ud800ai")):
+        with pytest.raises(ToolGateError) as e:
+            run()
+        assert e.value.code == "E_DIALECT" and "open\ufffdai" in e.value.message
+
+
+def test_receipt_checks_with_lone_surrogates_are_e_receipt(monkeypatch):
+    key = generate_receipt_key()
+    monkeypatch.setenv("TOOLGATE_TEST_HOSTILE_KEY", key["privateKey"])
+    g = ToolGate({"tools": [{"name": "t"}], "receipts": {"privateKeyEnv": "TOOLGATE_TEST_HOSTILE_KEY"}})
+    receipt = g.check("t", '{"q": "x"}').receipt
+    assert verify_receipt(receipt, g.public_key, tool="t", arguments={"q": "x"})["tool"] == "t"
+    # before: UnicodeEncodeError for each of these
+    for kw in ({"arguments": {"q": "\ud800"}}, {"tool": "t\udc00"}, {"sub": "\ud800"}):
+        with pytest.raises(ToolGateError) as e:
+            verify_receipt(receipt, g.public_key, **kw)
+        assert e.value.code == "E_RECEIPT" and e.value.message.startswith("expect: ")
+    for r, k in ((receipt + "\ud800", g.public_key), (receipt, g.public_key[:-1] + "\ud800")):
+        with pytest.raises(ToolGateError) as e:
+            verify_receipt(r, k)
+        assert e.value.code == "E_RECEIPT"
+
+
+def test_mark_session_with_a_lone_surrogate_is_not_a_unicode_error():
+    g = ToolGate({"tools": [{"name": "t"}], "labels": ["web"]})
+    g.mark_session("s\ud800", "web")  # before: UnicodeEncodeError
+    with pytest.raises(ToolGateError) as e:
+        g.mark_session("s", "w\ud800")
+    assert e.value.code == "E_CONFIG" and "w\ufffd" in e.value.message

@@ -150,3 +150,18 @@ def test_live_tool_objects_are_kept_identical(gate):
     tools = [Tool("search"), Tool("not_declared"), Tool("ping")]
     kept = gate.filter_tools(tools, "pydantic-ai")
     assert kept == [tools[0], tools[2]] and kept[0] is tools[0]
+
+
+@pytest.mark.parametrize("dialect", ["ai-sdk", "ai-sdk-ui"])
+def test_an_ai_sdk_tool_record_is_filtered_by_name_keeping_the_callers_values(gate, dialect):
+    class LiveTool:  # an AI SDK tool: functions and schemas, no JSON form
+        def execute(self):
+            pass
+
+    live = {"search": LiveTool(), "not_declared": LiveTool(), "ping": LiveTool()}
+    # before: ai-sdk-ui raised E_PAYLOAD (the values are not JSON) where Node filters by name
+    kept = gate.filter_tools(live, dialect)
+    assert list(kept) == ["search", "ping"] and kept["search"] is live["search"]
+    plain = {"search": {"description": "d"}, "not_declared": {"description": "d"}}
+    kept = gate.filter_tools(plain, dialect)
+    assert kept == {"search": {"description": "d"}} and kept["search"] is plain["search"]

@@ -7,6 +7,7 @@ import json
 from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict
 
 from ._errors import ToolGateError
+from ._json import error_text
 
 
 class CallContext(TypedDict, total=False):
@@ -38,10 +39,14 @@ def context_text(ctx: Optional[Mapping[str, Any]]) -> Optional[str]:
         return None
     if not isinstance(ctx, Mapping):
         raise ToolGateError("E_CONFIG", f"call context: expected a dict, got {type(ctx).__name__}")
-    picked = {_RENAMED.get(k, k): v for k, v in ctx.items() if v is not None}
-    if not picked:
-        return None
     try:
+        picked = {_RENAMED.get(k, k): v for k, v in ctx.items() if v is not None}
+        if not picked:
+            return None
         return json.dumps(picked, separators=(",", ":"), allow_nan=False)
+    except RecursionError:
+        raise ToolGateError("E_CONFIG", "call context: cannot be serialized to JSON (it is nested too deeply)") from None
     except (TypeError, ValueError) as e:
-        raise ToolGateError("E_CONFIG", f"call context: cannot be serialized to JSON ({e})") from None
+        raise ToolGateError("E_CONFIG", f"call context: cannot be serialized to JSON ({error_text(e)})") from None
+    except Exception as e:  # a mapping whose items() raises, a value failing as it is read
+        raise ToolGateError("E_CONFIG", f"call context: cannot be read (reading it raised {type(e).__name__}: {error_text(e)})") from None

@@ -14,7 +14,7 @@ from ._config import parse_json_config, prepare_config, read_config_file
 from ._context import CallContext, context_text
 from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
 from ._errors import ToolGateError
-from ._json import Unreadable, json_text, payload_text
+from ._json import Unreadable, json_text, payload_text, well_formed
 from ._report import TurnReport, read_report
 from ._stream import ToolCallStream
 from ._tools import filter_tool_list
@@ -22,6 +22,18 @@ from ._verdict import Verdict, from_native
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def _tool_str(tool: Any) -> str:
+    """The tool name as ``str``: a str subclass is decided by its value, never by its own
+    ``__str__`` (which could name another tool than the one the host looks up and runs)."""
+    return tool if type(tool) is str else str.__str__(tool) if isinstance(tool, str) else str(tool)
+
+
+def _dialect_str(dialect: Any) -> Any:
+    """A dialect name as the binding takes it (a lone surrogate as U+FFFD, as Node hands it on:
+    ``E_DIALECT`` names it the same); anything else is left for ``_guard_native`` to refuse."""
+    return well_formed(dialect) if isinstance(dialect, str) else dialect
 
 
 def _remote_sync(method: str) -> ToolGateError:
@@ -185,19 +197,21 @@ class ToolGate:
         c = context_text(ctx) if ctx else None
         # a str subclass is decided by its value, never by its own __str__ (which could name
         # another tool than the one the host looks up and runs)
-        tool = tool if type(tool) is str else str.__str__(tool) if isinstance(tool, str) else str(tool)
+        tool = tool if type(tool) is str else _tool_str(tool)
+        # the binding gets a lone surrogate as U+FFFD, as Node's does (the verdict keeps `tool`)
+        name = tool if tool.isascii() else well_formed(tool)
         if self._audit is not None:
             self._audit.decided(1)
         if isinstance(text, Unreadable):
-            return from_native(tool, self._gate.check_unreadable(tool, text.detail, c), None)
+            return from_native(tool, self._gate.check_unreadable(name, text.detail, c), None)
         if self._engines is None:
-            return from_native(tool, self._check(tool, text, c), text)
+            return from_native(tool, self._check(name, text, c), text)
         engines = self._engines
         first, facts = self._stage_one(tool, text, c)
         if facts is None:
             return first
         answer = ask_sync(engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "check", self._on_engine_error)
-        return from_native(tool, self._check(tool, text, c, answer), text)
+        return from_native(tool, self._check(name, text, c, answer), text)
 
     async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
         """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
@@ -210,13 +224,14 @@ class ToolGate:
         if self._engines is None:
             return await self._off_loop(self._check_here, tool, args, ctx)
         c = context_text(ctx) if ctx else None
+        tool = _tool_str(tool)
         if self._audit is not None:
             self._audit.decided(1)
         first, facts = await self._off_loop(self._stage_one, tool, text, c)
         if facts is None:
             return first
         answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
-        return await self._off_loop(lambda: from_native(tool, self._check(tool, text, c, answer), text))
+        return await self._off_loop(lambda: from_native(tool, self._check(well_formed(tool), text, c, answer), text))
 
     async def _off_loop(self, fn: Callable[..., R], *args: Any) -> R:
         """``fn(*args)`` here when the state is in memory; on a worker thread when it is in Redis
@@ -227,7 +242,7 @@ class ToolGate:
 
     def _stage_one(self, tool: str, text: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []
-        first = from_native(tool, self._check(tool, text, c, ""), text, engine)
+        first = from_native(tool, self._check(well_formed(tool), text, c, ""), text, engine)
         if not engine:
             return first, None
         return first, {"engine": engine[0], "action": first.action, "resource": first.resource}
@@ -290,7 +305,7 @@ class ToolGate:
         """Raises a session's taint to ``label`` by hand (for data the host knows came from
         outside, e.g. a fetched web page); taint never goes down. ``E_CONFIG`` for a label not in
         ``labels``."""
-        self._gate.mark_session(str(session), str(label))
+        self._gate.mark_session(well_formed(str(session)), well_formed(str(label)))
 
     # -- whole turns ----------------------------------------------------------------------
 
@@ -304,7 +319,7 @@ class ToolGate:
         ``E_ASYNC`` on a gate with remote state (use :meth:`aguard`)."""
         if self._remote:
             raise _remote_sync("guard")
-        return self._guard_here(payload, dialect, protocol_version, ctx)
+        return self._guard_here(payload, _dialect_str(dialect), protocol_version, ctx)
 
     def _guard_here(self, payload: Any, dialect: str, protocol_version: Optional[str], ctx: Mapping[str, Any]) -> TurnReport:
         if self._engines is None:
@@ -319,6 +334,7 @@ class ToolGate:
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
         """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order; with
         remote state, Redis on a worker thread)."""
+        dialect = _dialect_str(dialect)
         if self._engines is None:
             return await self._off_loop(self._guard_here, payload, dialect, protocol_version, ctx)
         text, first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, ctx, protocol_version)
@@ -347,9 +363,11 @@ class ToolGate:
         Anthropic ``tools``, an MCP ``tools/list`` result, Gemini ``functionDeclarations`` …, or a
         request body holding one; JSON text or parsed) — with only the tools this caller could
         call. Undeclared tools are always removed. Lists of live tool objects (LangChain tools,
-        Pydantic AI tools, anything with a ``name``) keep the caller's own objects."""
+        Pydantic AI tools, anything with a ``name``) and AI SDK tool records (``ai-sdk``,
+        ``ai-sdk-ui``: ``{name: tool}``) keep the caller's own objects."""
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
+        dialect = well_formed(dialect)
         c = context_text(ctx)
         gate = self._gate
         return filter_tool_list(tools, dialect, lambda names: gate.visible_tools(names, c), lambda d, t: gate.filter_tools(d, t, c))
@@ -364,4 +382,5 @@ class ToolGate:
             raise ToolGateError("E_ASYNC", "stream: this gate has plugged engines, which a stream cannot wait for; guard the assembled turn with aguard instead")
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "stream: `dialect` is required")
+        dialect = well_formed(dialect)
         return ToolCallStream(_native.Stream(self._gate, dialect, context_text(ctx)), dialect)

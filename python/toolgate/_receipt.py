@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional
 
 from . import _native
 from ._errors import ToolGateError
+from ._json import Unreadable, json_text, well_formed
 
 _MISSING = object()
 
@@ -27,12 +28,20 @@ def verify_receipt(receipt: str, public_key: str, *, tool: Optional[str] = None,
         expect["arguments"] = arguments
     if sub is not None:
         expect["sub"] = sub
-    try:
-        expect_text = json.dumps(expect, ensure_ascii=False, allow_nan=False) if expect else ""
-    except (TypeError, ValueError) as e:
-        raise ToolGateError("E_RECEIPT", f"wrong_arguments: the expected arguments cannot be JSON ({e})") from None
+    expect_text = json_text(expect) if expect else ""
+    if isinstance(expect_text, Unreadable):
+        raise ToolGateError("E_RECEIPT", f"wrong_arguments: the expected arguments cannot be JSON ({expect_text.detail})")
     now_ms = (time.time() if now is None else now) * 1000
-    return json.loads(_native.verify_receipt(str(receipt), str(public_key), expect_text, now_ms))
+    try:
+        # a lone surrogate reaches the binding as U+FFFD, as Node's does (never UnicodeEncodeError)
+        claims = _native.verify_receipt(well_formed(str(receipt)), well_formed(str(public_key)), expect_text, now_ms)
+    except ToolGateError as e:
+        if e.code == "E_RECEIPT":
+            raise
+        # expectations the core could not read (a lone surrogate, escaped as Node escapes it):
+        # E_RECEIPT with the core's words, as Node's verifyReceipt throws it
+        raise ToolGateError("E_RECEIPT", e.message) from None
+    return json.loads(claims)
 
 
 def generate_receipt_key() -> Dict[str, str]:
