@@ -3,7 +3,9 @@
 // process or an HTTP MCP session). This file only routes: which HTTP stream a message to the
 // client goes on, and what happens when either end goes away. With identity, a session belongs
 // to the subject that opened it, and each client message is gated for the caller its own
-// request's bearer token proved (carried to `onmessage` by the transport as `authInfo`).
+// request's bearer token proved (carried to `onmessage` by the transport as `authInfo`, and
+// handed to the router with the message: never a session-wide caller that a later request could
+// change while an earlier message waits).
 import { isObj as isObject } from '../../json-object'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -83,8 +85,6 @@ export class McpHttpSession {
   readonly #o: SessionOptions
   readonly #transport: StreamableHTTPServerTransport
   readonly #proxy: McpProxy
-  /** The router's options; `context` is set to the caller of each client message before the router sees it. */
-  readonly #proxyOpts: McpProxyOptions
   #upstream: Upstream | undefined
   /** Messages for the upstream while it is being connected. */
   #queue: unknown[] | undefined = []
@@ -111,8 +111,7 @@ export class McpHttpSession {
         this.initialized = true
       },
     })
-    this.#proxyOpts = { ...o.proxy, log }
-    this.#proxy = new McpProxy(this.#proxyOpts, {
+    this.#proxy = new McpProxy({ ...o.proxy, log }, {
       toClient: (m, related) => this.#toClient(m, related),
       toServer: (m) => this.#toServer(m),
       // a cancelled request the router is done with (never answered): its id is free again
@@ -220,16 +219,18 @@ export class McpHttpSession {
 
   #fromClient(m: JSONRPCMessage, extra?: MessageExtraInfo): void {
     this.lastActive = Date.now()
+    // identity on: the caller of the request that carried this message, which goes with it to
+    // the router (held, decided, awaiting approval, filtered for that caller alone); off: the
+    // listener's fixed context (the router's default)
+    let caller: CallContext | undefined
     if (this.owner !== undefined) {
-      // identity on: every message is gated for the caller of the request that carried it
-      const caller = extra?.authInfo?.extra?.[CALLER] as CallContext | undefined
+      caller = extra?.authInfo?.extra?.[CALLER] as CallContext | undefined
       if (caller === undefined || caller.subject !== this.owner) {
         this.#o.log(`session ${this.id.slice(0, 8)}: a message without its owner's verified caller was refused`)
         const msg = m as unknown as Msg
         if (typeof msg.method === 'string' && isId(msg.id)) this.#send({ jsonrpc: '2.0', id: msg.id, error: { code: INVALID_REQUEST, message: 'toolgate: this session belongs to another caller' } }, msg.id)
         return
       }
-      this.#proxyOpts.context = caller
     }
     const msg = m as unknown as Msg
     const isRequest = typeof msg.method === 'string' && isId(msg.id)
@@ -260,7 +261,7 @@ export class McpHttpSession {
         this.#cancelledOpen++
       }
     }
-    this.#proxy.fromClient(msg)
+    this.#proxy.fromClient(msg, caller)
   }
 
   #toServer(m: unknown): void {

@@ -25,7 +25,8 @@ export interface McpProxyOptions {
   /** Configured tools and limits. A configured tool wins over the server's tool of that name
    *  (a configured tool without `inputSchema` takes the server's). */
   config?: ToolGateConfig
-  /** Who is calling: passed to every `guard` and `filterTools`. */
+  /** Who is calling: the caller of every client message not given its own (`fromClient(msg, ctx)`),
+   *  read when the message arrives; passed to its `guard`, `confirm` and `filterTools`. */
   context?: CallContext
   /** Send the client only the tools the gate keeps; with configured tools, only those are listed
    *  and callable (an allowlist). */
@@ -104,6 +105,14 @@ interface PendingRequest {
   method: string
   /** A `tools/list` for a later page (its answer adds to the tools, not replaces them). */
   cursor: boolean
+  /** A `tools/list`: the caller who sent it, whom its answer is filtered for (`filterList`). */
+  ctx?: CallContext
+}
+
+/** A client message held while the proxy lists the server's tools, with the caller who sent it. */
+interface Held {
+  msg: Msg
+  ctx: CallContext | undefined
 }
 /** The entry of every forwarded `tools/call` (one object, shared). */
 const CALL: PendingRequest = Object.freeze({ method: 'tools/call', cursor: false })
@@ -187,8 +196,8 @@ export class McpProxy {
   /** Pages of the proxy's own listing gathered so far. */
   #fetching: Map<string, Learned> | undefined
   readonly #confirm: McpConfirmations
-  /** Client messages held while the proxy's own listing is in flight. */
-  #held: Msg[] | undefined
+  /** Client messages held while the proxy's own listing is in flight, each with its own caller. */
+  #held: Held[] | undefined
   #protocolVersion: string | undefined
   #initializeId: RpcId | undefined
   #serverHasTools = false
@@ -197,9 +206,10 @@ export class McpProxy {
   #initAnswered = false
   #closed = false
   #closedWhy = 'the MCP server went away'
-  /** The options of every `tools/call` guard, with the caller prepared once: rebuilt only when
-   *  the context (`opts.context`, which a listener sets per message) changes. No protocol
-   *  version: the gate reads it only for a batch, and the proxy guards one message at a time. */
+  /** The options of the last `tools/call` guard, with its caller prepared: made again only for a
+   *  call of another context (a listener with identity gives each message its request's caller).
+   *  No protocol version: the gate reads it only for a batch, and the proxy guards one message at
+   *  a time. */
   #guardOpts: GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption
   /** The context {@link #guardOpts} was made for. */
   #guardCtx: CallContext | undefined
@@ -216,7 +226,7 @@ export class McpProxy {
     opts.reloads?.track(this.#tools)
     this.#remote = this.#tools.state.remote
     this.#guardCtx = opts.context
-    this.#guardOpts = this.#makeGuardOpts()
+    this.#guardOpts = this.#makeGuardOpts(opts.context)
     this.#confirm = new McpConfirmations(
       { timeoutMs: opts.confirmTimeoutMs },
       { toClient: (m, related) => sinks.toClient(m, related), forward: (call, v) => this.#forwardConfirmed(call, v), log: this.#log },
@@ -228,9 +238,8 @@ export class McpProxy {
     return this.#tools.gate
   }
 
-  /** Guard options for the current context: the caller prepared (a context the gate cannot read is spread instead, and each guard refuses its call as before). */
-  #makeGuardOpts(): GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption {
-    const ctx = this.#guardCtx
+  /** Guard options for `ctx`: the caller prepared (a context the gate cannot read is spread instead, and each guard refuses its call as before). */
+  #makeGuardOpts(ctx: CallContext | undefined): GuardOptions & { dialect: 'mcp' } & CallContext & CallerOption {
     try {
       return { dialect: 'mcp', caller: this.#tools.gate.caller(ctx ?? {}) }
     } catch {
@@ -265,7 +274,7 @@ export class McpProxy {
       this.#clientUnreadable(messageHead(msg), undefined)
       return
     }
-    this.#fromClient(msg, e.text)
+    this.#fromClient(msg, e.text, this.#opts.context)
   }
 
   /**
@@ -312,22 +321,28 @@ export class McpProxy {
     this.#fromServer(msg, e.text)
   }
 
-  /** A parsed message from the client (the listener has bounded its depth, before the SDK's transport read it). */
-  fromClient(msg: unknown): void {
-    this.#fromClient(msg, undefined)
+  /**
+   * A parsed message from the client (the listener has bounded its depth, before the SDK's
+   * transport read it). `ctx`: who sent it (a listener with identity: the caller its request's
+   * token proved); default `opts.context`. It is read now and kept with the message: a call held,
+   * being decided or awaiting approval, and a `tools/list` in flight, are decided (and filtered)
+   * for this caller, whatever the client sends meanwhile.
+   */
+  fromClient(msg: unknown, ctx: CallContext | undefined = this.#opts.context): void {
+    this.#fromClient(msg, undefined, ctx)
   }
 
-  /** `line`: the message's own text when it came as one line (a batch's members never do). */
-  #fromClient(msg: unknown, line: string | undefined): void {
+  /** `line`: the message's own text when it came as one line (a batch's members never do); `ctx`: its caller. */
+  #fromClient(msg: unknown, line: string | undefined, ctx: CallContext | undefined): void {
     if (this.#closed) {
       // the server is gone: a request still gets its answer (an error), never silence
       if (isObject(msg) && typeof msg.method === 'string' && isId(msg.id)) this.#sinks.toClient(rpcError(msg.id, CONNECTION_CLOSED, `toolgate: ${this.#closedWhy}`), msg.id)
-      else if (Array.isArray(msg)) for (const m of msg) this.fromClient(m)
+      else if (Array.isArray(msg)) for (const m of msg) this.#fromClient(m, undefined, ctx)
       return
     }
     if (Array.isArray(msg)) {
       // A 2025-03-26 batch: each message is routed on its own (the server answers each).
-      for (const m of msg) this.fromClient(m)
+      for (const m of msg) this.#fromClient(m, undefined, ctx)
       return
     }
     if (!isObject(msg)) {
@@ -362,14 +377,15 @@ export class McpProxy {
     }
     if (this.#held) {
       if (this.#held.length >= (this.#opts.maxHeld ?? DEFAULT_MAX_HELD)) {
-        const oldest = this.#held.shift()!
+        const oldest = this.#held.shift()!.msg
         this.#log(`more than ${this.#opts.maxHeld ?? DEFAULT_MAX_HELD} client messages held while the server's tools are listed; the oldest is failed`)
         if (typeof oldest.method === 'string' && isId(oldest.id)) this.#sinks.toClient(rpcError(oldest.id, OVERLOADED, 'toolgate: too many messages while the proxy was learning the server\'s tools; not forwarded'), oldest.id)
       }
-      this.#held.push(msg)
+      // held with its caller: decided for who sent it, not for whoever sends the next message
+      this.#held.push({ msg, ctx })
       return
     }
-    this.#route(msg, line)
+    this.#route(msg, line, ctx)
   }
 
   /**
@@ -380,7 +396,7 @@ export class McpProxy {
   #inFlight(id: RpcId): boolean {
     if (this.#pending.get(id) !== undefined || this.#confirm.waiting(id) || this.#deciding.has(id) || this.#cancelled.has(id)) return true
     const held = this.#held
-    if (held !== undefined) for (const m of held) if (m.id === id && typeof m.method === 'string') return true
+    if (held !== undefined) for (const { msg: m } of held) if (m.id === id && typeof m.method === 'string') return true
     return false
   }
 
@@ -396,18 +412,20 @@ export class McpProxy {
     return false
   }
 
-  #route(msg: Msg, line?: string): void {
+  /** `ctx`: the caller who sent `msg`, as it was when the message arrived. */
+  #route(msg: Msg, line: string | undefined, ctx: CallContext | undefined): void {
     const method = msg.method
     if (typeof method === 'string' && 'id' in msg) {
       const id = msg.id
       if (method === 'tools/call') {
-        this.#call(msg, line)
+        this.#call(msg, line, ctx)
         return
       }
       if (isId(id)) {
         if (!this.#room(id)) return
         const cursor = isObject(msg.params) && msg.params.cursor !== undefined
-        this.#pending.set(id, { method, cursor })
+        // a tools/list answer is filtered for the caller who asked, whoever sends what meanwhile
+        this.#pending.set(id, method === 'tools/list' ? { method, cursor, ctx } : { method, cursor })
         if (method === 'initialize') this.#initializeId = id
       }
       if (method === 'initialize') this.#confirm.clientInitialize(msg.params)
@@ -437,8 +455,12 @@ export class McpProxy {
     }
   }
 
-  /** `line`: the message as the client wrote it, when it came as one line: the gate decides that very text. */
-  #call(msg: Msg, line: string | undefined): void {
+  /**
+   * `line`: the message as the client wrote it, when it came as one line: the gate decides that
+   * very text. `ctx`: the caller who sent it: the gate decides (and its confirmation runs) for
+   * that caller, also when the call was held or is decided off the event loop.
+   */
+  #call(msg: Msg, line: string | undefined, ctx: CallContext | undefined): void {
     const name = isObject(msg.params) ? msg.params.name : undefined
     const changed = typeof name === 'string' ? this.#tools.changed(name) : undefined
     if (changed) {
@@ -467,9 +489,9 @@ export class McpProxy {
         return
       }
     }
-    if (this.#opts.context !== this.#guardCtx) {
-      this.#guardCtx = this.#opts.context
-      this.#guardOpts = this.#makeGuardOpts()
+    if (ctx !== this.#guardCtx) {
+      this.#guardCtx = ctx
+      this.#guardOpts = this.#makeGuardOpts(ctx)
     }
     const opts = this.#guardOpts
     if (this.#remote) {
@@ -480,7 +502,7 @@ export class McpProxy {
       gate.guardAsync(text, opts).then(
         (report) => {
           this.#deciding.delete(id)
-          this.#decided(msg, text, gate, report)
+          this.#decided(msg, text, gate, report, ctx)
         },
         (err: unknown) => {
           this.#deciding.delete(id)
@@ -502,7 +524,7 @@ export class McpProxy {
       malformed(err)
       return
     }
-    this.#decided(msg, text, gate, report)
+    this.#decided(msg, text, gate, report, ctx)
   }
 
   /** {@link #decided} for a plain call's short answer: forwarded as decided (see {@link #forward}), or refused. */
@@ -551,11 +573,13 @@ export class McpProxy {
     this.#sinks.toServer(decided())
   }
 
-  /** Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm it, or answers its refusal. */
-  #decided(msg: Msg, text: string, gate: ToolGate, report: TurnReport<'mcp'>): void {
+  /**
+   * Forwards a decided `tools/call` (`text`: the text the gate decided), asks the user to confirm
+   * it, or answers its refusal. `ctx`: the caller the call was decided for, who confirms it.
+   */
+  #decided(msg: Msg, text: string, gate: ToolGate, report: TurnReport<'mcp'>, ctx: CallContext | undefined): void {
     const first = report.calls[0]
     if (first?.outcome === 'confirm' && first.confirmation !== undefined && isId(msg.id) && this.#confirm.canAsk(this.#protocolVersion)) {
-      const ctx = this.#opts.context
       const remote = this.#remote
       this.#confirm.ask(msg, msg.id, first, (token) => (remote ? gate.confirmAsync(token, ctx) : gate.confirm(token, ctx)))
       return
@@ -705,7 +729,8 @@ export class McpProxy {
       this.#tools.learn(msg.result.tools, !pending.cursor)
       if (this.#opts.filterList) {
         try {
-          const kept: unknown = this.#tools.gate.filterTools(msg, { dialect: 'mcp', ...this.#opts.context })
+          // for the caller who asked (kept with the request), not whoever sent a message since
+          const kept: unknown = this.#tools.gate.filterTools(msg, { dialect: 'mcp', ...pending.ctx })
           // a tool whose definition is not the approved one cannot be called, so it is not listed
           msg = isObject(kept) && isObject(kept.result) && Array.isArray(kept.result.tools)
             ? { ...kept, result: { ...kept.result, tools: kept.result.tools.filter((t: unknown) => !this.#tools.unapproved(t)) } }
@@ -727,7 +752,7 @@ export class McpProxy {
     this.#opts.reloads?.untrack(this.#tools)
     const held = this.#held ?? []
     this.#held = undefined
-    for (const m of held) {
+    for (const { msg: m } of held) {
       if (typeof m.method === 'string' && isId(m.id)) this.#sinks.toClient(rpcError(m.id, CONNECTION_CLOSED, `toolgate: ${why}`))
     }
     for (const id of this.#pending.drain()) this.#sinks.toClient(rpcError(id, CONNECTION_CLOSED, `toolgate: ${why}`))
@@ -793,11 +818,11 @@ export class McpProxy {
   #release(): void {
     const held = this.#held ?? []
     this.#held = undefined
-    for (const m of held) {
+    for (const h of held) {
       // a second `initialized` may start another listing: what follows it is held again
-      const again = this.#held as Msg[] | undefined
-      if (again) again.push(m)
-      else this.#route(m)
+      const again = this.#held as Held[] | undefined
+      if (again) again.push(h)
+      else this.#route(h.msg, undefined, h.ctx)
     }
   }
 }
