@@ -204,3 +204,28 @@ def test_a_bad_redis_url_is_e_config(redis: Redis) -> None:
     with pytest.raises(ToolGateError) as e:
         ToolGate(cfg)
     assert e.value.code == "E_CONFIG"
+
+
+def test_async_decisions_are_made_on_what_was_passed_not_on_objects_changed_while_they_wait(redis: Redis) -> None:
+    gate = ToolGate(config(redis))
+
+    async def run() -> None:
+        assert (await gate.acheck("read_secret", {}, ALICE)).outcome == "passed"
+        for _ in range(10):
+            ctx = dict(ALICE)
+            task = asyncio.ensure_future(gate.acheck("post", {}, ctx))
+            await asyncio.sleep(0)  # acheck has started and handed the call to a worker
+            ctx["session"] = "clean"  # the host reuses its dict for the next caller
+            v = await task
+            # before: decided on the worker for the changed dict, a clean session: passed
+            assert (v.outcome, v.reason) == ("denied", "taint")
+            turn = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "post", "arguments": "{}"}}]}
+            ctx = dict(ALICE)
+            task = asyncio.ensure_future(gate.aguard(turn, "openai", **ctx))
+            await asyncio.sleep(0)
+            turn["tool_calls"][0]["function"]["name"] = "search"
+            r = await task
+            assert [(c.tool, c.reason) for c in r.calls] == [("post", "taint")]
+
+    asyncio.run(run())
+    gate.close()

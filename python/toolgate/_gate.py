@@ -194,7 +194,11 @@ class ToolGate:
 
     def _check_here(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None], ctx: Optional[Context]) -> Verdict:
         text = "" if args is None else json_text(args)
-        c = context_text(ctx) if ctx else None
+        return self._check_text(tool, text, context_text(ctx) if ctx else None, ctx)
+
+    def _check_text(self, tool: str, text: "Union[str, Unreadable]", c: Optional[str], ctx: Optional[Context]) -> Verdict:
+        """Decides on the arguments' and the caller's text, made when the call was made (a host
+        changing its objects afterwards changes nothing; ``ctx`` is read only for engines)."""
         # a str subclass is decided by its value, never by its own __str__ (which could name
         # another tool than the one the host looks up and runs)
         tool = tool if type(tool) is str else _tool_str(tool)
@@ -221,9 +225,10 @@ class ToolGate:
         text = "" if args is None else json_text(args)
         if isinstance(text, Unreadable) or (self._engines is None and not self._remote):
             return self._check_here(tool, args, ctx)
-        if self._engines is None:
-            return await self._off_loop(self._check_here, tool, args, ctx)
         c = context_text(ctx) if ctx else None
+        if self._engines is None:
+            # the texts are made here, on the caller's thread: the worker decides on what was passed
+            return await self._off_loop(self._check_text, tool, text, c, None)
         tool = _tool_str(tool)
         if self._audit is not None:
             self._audit.decided(1)
@@ -262,6 +267,9 @@ class ToolGate:
 
     def _confirm_here(self, token: str, ctx: Optional[Context]) -> Verdict:
         c = context_text(ctx) if ctx else None
+        return self._confirm_text(token, c, ctx)
+
+    def _confirm_text(self, token: str, c: Optional[str], ctx: Optional[Context]) -> Verdict:
         if self._engines is None:
             return self._confirm_native(token, c, None)
         first, facts = self._confirm_stage_one(token, c)
@@ -273,9 +281,9 @@ class ToolGate:
     async def aconfirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
         """:meth:`confirm` awaiting asynchronous engines (and, with remote state, Redis on a
         worker thread)."""
-        if self._engines is None:
-            return await self._off_loop(self._confirm_here, token, ctx)
         c = context_text(ctx) if ctx else None
+        if self._engines is None:
+            return await self._off_loop(self._confirm_native, token, c, None)
         first, facts = await self._off_loop(self._confirm_stage_one, token, c)
         if facts is None:
             return self._first_is_final(first)
@@ -322,41 +330,44 @@ class ToolGate:
         return self._guard_here(payload, _dialect_str(dialect), protocol_version, ctx)
 
     def _guard_here(self, payload: Any, dialect: str, protocol_version: Optional[str], ctx: Mapping[str, Any]) -> TurnReport:
+        text = payload_text(payload, f"{dialect} payload")
+        c = context_text(ctx)
         if self._engines is None:
-            text = payload_text(payload, f"{dialect} payload")
-            return read_report(self._guard_native(dialect, text, ctx, protocol_version, None, False), payload, text)
-        text, first, questions = self._guard_stage_one(payload, dialect, ctx, protocol_version)
+            return read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text)
+        first, questions = self._guard_stage_one(payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
         answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
-        return read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text)
+        return read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
         """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order; with
         remote state, Redis on a worker thread)."""
         dialect = _dialect_str(dialect)
+        # the texts are made here, on the caller's thread: the worker decides on what was passed
+        text = payload_text(payload, f"{dialect} payload")
+        c = context_text(ctx)
         if self._engines is None:
-            return await self._off_loop(self._guard_here, payload, dialect, protocol_version, ctx)
-        text, first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, ctx, protocol_version)
+            return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text))
+        first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
         answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
-        return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, ctx, protocol_version, answers, False), payload, text))
+        return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text))
 
-    def _guard_stage_one(self, payload: Any, dialect: str, ctx: Mapping[str, Any], pv: Optional[str]) -> "tuple[str, Optional[TurnReport], list]":
-        text = payload_text(payload, f"{dialect} payload")
+    def _guard_stage_one(self, payload: Any, dialect: str, text: str, c: Optional[str], pv: Optional[str]) -> "tuple[Optional[TurnReport], list]":
         questions: list = []
-        first = read_report(self._guard_native(dialect, text, ctx, pv, None, True), payload, text, questions)
+        first = read_report(self._guard_native(dialect, text, c, pv, None, True), payload, text, questions)
         if all(q is None for q in questions):
-            return text, first, questions
-        return text, None, questions
+            return first, questions
+        return None, questions
 
-    def _guard_native(self, dialect: str, text: str, ctx: Mapping[str, Any], pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
+    def _guard_native(self, dialect: str, text: str, c: Optional[str], pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
         if self._audit is not None:
             self._audit.decided(1)
-        return self._gate.guard(dialect, text, context_text(ctx), pv, None if engines is None else list(engines), ask)
+        return self._gate.guard(dialect, text, c, pv, None if engines is None else list(engines), ask)
 
     def filter_tools(self, tools: T, dialect: str, **ctx: Any) -> T:
         """Returns ``tools`` — a tool list in ``dialect``'s request shape (OpenAI ``tools``,
