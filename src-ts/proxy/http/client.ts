@@ -164,7 +164,13 @@ export function decodedBody(res: IncomingMessage): Readable | { unsupported: str
   return pipeline([res, ...decoders], () => undefined) as unknown as Readable
 }
 
-/** `deflate` as servers send it: zlib-wrapped (RFC 9110) or, from some, raw; told by the first byte. */
+/**
+ * `deflate` as servers send it: zlib-wrapped (RFC 9110) or, from some, raw; told by the first
+ * byte. The inner decoder is paused whenever this stream's buffer is full and resumed when it
+ * is read, so a reader that stops stops the decoding, and with it the reading of the answer:
+ * what is buffered stays within the streams' high-water marks (plus one decoder chunk each),
+ * as with `gzip` and `br`, however far the body inflates.
+ */
 class InflateAuto extends Transform {
   #inner: Inflate | InflateRaw | undefined
 
@@ -175,12 +181,20 @@ class InflateAuto extends Transform {
         return
       }
       const inner = (chunk[0] & 0x0f) === 0x08 ? createInflate() : createInflateRaw()
-      inner.on('data', (d: Buffer) => this.push(d))
+      inner.on('data', (d: Buffer) => {
+        // full: the decoder waits (and its input with it) until this stream is read (_read)
+        if (!this.push(d)) inner.pause()
+      })
       inner.on('error', (err) => this.destroy(err))
       this.#inner = inner
     }
     if (this.#inner.write(chunk)) done()
     else this.#inner.once('drain', () => done())
+  }
+
+  override _read(size: number): void {
+    this.#inner?.resume()
+    super._read(size)
   }
 
   override _flush(done: TransformCallback): void {

@@ -29,7 +29,7 @@ import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './p
 import { guardSse } from './sse'
 import { errorShape, MAX_ERROR_BODY_BYTES, statusPolicy } from './status'
 import {
-  clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, routeOf, upstreamHeaders,
+  clientHeaders, dialectForErrors, parseUpstream, proxyError, readRequestBounded, requestCoding, routeOf, upstreamHeaders,
   type ProxyError, type Route, type UpstreamBase,
 } from './upstream'
 
@@ -318,6 +318,13 @@ async function passThrough(req: IncomingMessage, res: ServerResponse, route: Rou
 
 /** A guarded request: tools filtered, the answer guarded. */
 async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, dialect: RequestDialect, ex: Exchange, s: Settings, caller?: CallContext): Promise<void> {
+  // the body is read as uncoded JSON: a coded one would be decided as one text and read upstream as another
+  const coding = requestCoding(req.headers)
+  if (coding !== undefined) {
+    req.resume()
+    send(res, proxyError(dialect, 'unsupported_encoding', `the request body of POST ${route.apiPath} has content-encoding \`${clip(coding)}\`; a guarded request body is read as uncoded JSON, so send it without Content-Encoding (or \`identity\`)`), { connection: 'close' })
+    return
+  }
   const raw = await readRequestBounded(req, s.maxBodyBytes)
   if (raw === 'too_large') {
     send(res, proxyError(dialect, 'payload_too_large', `the request body is larger than ${s.maxBodyBytes} bytes (--max-body-bytes)`), { connection: 'close' })

@@ -102,13 +102,21 @@ const HOP_BY_HOP = new Set([
   'host', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te', 'trailer',
   'upgrade', 'expect', 'http2-settings',
 ])
-/** Dropped too when the proxy sends its own body (its length) and decodes the answer (its codings). */
-const REWRITTEN = new Set(['content-length', 'accept-encoding'])
+/** Headers that vouch for a body's bytes: no longer true of a body the proxy writes or decodes. */
+const BODY_INTEGRITY = ['content-md5', 'digest', 'content-digest', 'repr-digest']
+/**
+ * Dropped too when the proxy sends its own body and decodes the answer: the body's length, its
+ * coding (a guarded body is read, and sent, as uncoded JSON; a coded one is refused first:
+ * {@link requestCoding}) and its digests, and the answer's codings.
+ */
+const REWRITTEN = new Set(['content-length', 'content-encoding', ...BODY_INTEGRITY, 'accept-encoding'])
 
 /** Response headers never passed back: hop-by-hop. */
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'trailer', 'upgrade'])
 /** Dropped too once the body is decoded or rewritten: no longer true. */
-const DROP_DECODED = new Set(['content-encoding', 'content-length'])
+const DROP_DECODED = new Set(['content-encoding', 'content-length', ...BODY_INTEGRITY])
+/** The proxy's own header names (`x-toolgate-refused`, `x-toolgate-receipts` …): never taken from the upstream. */
+const OWN_PREFIX = 'x-toolgate-'
 
 /** The header names a `Connection` header lists (hop-by-hop by declaration), if any. */
 function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
@@ -121,8 +129,10 @@ function connectionNamed(value: string | string[] | undefined): Set<string> | un
  * The headers to send upstream: the client's, minus hop-by-hop headers, those the `Connection`
  * header names, and `strip` (the identity headers). `Authorization`, `x-api-key` and every
  * other header pass untouched. `as: 'guarded'` (the proxy sends its own body and decodes the
- * answer): `Content-Length` is left to the client library and `Accept-Encoding` set to what the
- * proxy can decode. `as: 'passed'` (body and answer streamed as they are): both kept as sent.
+ * answer): `Content-Length` is left to the client library, `Content-Encoding` and the body
+ * digests (`Content-MD5`, `Digest`, `Content-Digest`, `Repr-Digest`) are dropped — they spoke of
+ * the client's bytes, not the proxy's — and `Accept-Encoding` is set to what the proxy can
+ * decode. `as: 'passed'` (body and answer streamed as they are): all kept as sent.
  */
 export function upstreamHeaders(headers: IncomingHttpHeaders, strip: ReadonlySet<string>, as: 'guarded' | 'passed'): Record<string, string> {
   const named = connectionNamed(headers.connection)
@@ -139,8 +149,11 @@ export function upstreamHeaders(headers: IncomingHttpHeaders, strip: ReadonlySet
 
 /**
  * The upstream's answer headers to pass back: all but hop-by-hop ones (and those its
- * `Connection` names); `decoded` (the body is decoded or rewritten): no `Content-Encoding` or
- * `Content-Length` either. `Set-Cookie` stays a list.
+ * `Connection` names) and every `x-toolgate-*` header — those are the proxy's to set, so an
+ * upstream cannot forge `x-toolgate-refused` or `x-toolgate-receipts` (its trailers are never
+ * passed either); `decoded` (the body is decoded or rewritten): no `Content-Encoding`,
+ * `Content-Length` or body digest (`Content-MD5`, `Digest`, `Content-Digest`, `Repr-Digest`)
+ * either. `Set-Cookie` stays a list.
  */
 export function clientHeaders(res: IncomingMessage, decoded: boolean): OutgoingHttpHeaders {
   const h = res.headers
@@ -148,19 +161,33 @@ export function clientHeaders(res: IncomingMessage, decoded: boolean): OutgoingH
   const out: OutgoingHttpHeaders = {}
   for (const k in h) {
     const v = h[k]
-    if (v === undefined || DROP_RESPONSE.has(k) || (decoded && DROP_DECODED.has(k)) || named?.has(k)) continue
+    if (v === undefined || DROP_RESPONSE.has(k) || k.startsWith(OWN_PREFIX) || (decoded && DROP_DECODED.has(k)) || named?.has(k)) continue
     out[k] = v
   }
   return out
 }
 
+/**
+ * The content coding of a guarded request's body when it has one: `undefined` when
+ * `Content-Encoding` is absent or names only `identity`, else the header as sent. The proxy
+ * reads a guarded body as uncoded JSON, and the gate must decide on exactly what the provider
+ * reads, so a coded body is refused (415), never decided one way and sent to be read another.
+ */
+export function requestCoding(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['content-encoding']
+  if (header === undefined) return undefined
+  const codings = header.split(',').map((c) => c.trim().toLowerCase())
+  return codings.every((c) => c === 'identity') ? undefined : header
+}
+
 /** What went wrong, for the proxy's own error answers. */
-export type ProxyErrorKind = 'bad_request' | 'not_passed' | 'payload_too_large' | 'bad_upstream_response' | 'upstream_unreachable' | 'upstream_timeout' | 'not_implemented'
+export type ProxyErrorKind = 'bad_request' | 'not_passed' | 'payload_too_large' | 'unsupported_encoding' | 'bad_upstream_response' | 'upstream_unreachable' | 'upstream_timeout' | 'not_implemented'
 
 const STATUS: Record<ProxyErrorKind, number> = {
   bad_request: 400,
   not_passed: 403,
   payload_too_large: 413,
+  unsupported_encoding: 415,
   not_implemented: 501,
   bad_upstream_response: 502,
   upstream_unreachable: 502,
@@ -171,6 +198,7 @@ const ANTHROPIC_TYPE: Record<ProxyErrorKind, string> = {
   bad_request: 'invalid_request_error',
   not_passed: 'permission_error',
   payload_too_large: 'request_too_large',
+  unsupported_encoding: 'invalid_request_error',
   not_implemented: 'api_error',
   bad_upstream_response: 'api_error',
   upstream_unreachable: 'api_error',
