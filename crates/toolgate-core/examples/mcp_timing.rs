@@ -6,6 +6,11 @@
 //! `cargo run --release -p toolgate-core --example mcp_timing`
 //! (`… -- --spin <seconds>` runs the whole corpus with prepared callers for that long, for
 //! `perf record`; `--spin-unknown <seconds>` only the unknown-tool cases).
+//! `… -- --scale` times "did you mean" (the unknown tool `read_fil`, the developer caller) on
+//! the scale bench's gates of 10 / 100 / 1,000 / 10,000 tools (`scaledConfig` in
+//! `bench/corpus/mcp/corpus.ts`), interleaved: the whole `check`, and the offered names alone
+//! (`suggest::offered`) through the index and by scoring every name; `--scale-spin <tools>
+//! <seconds>` runs one of the checks for `perf record`.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -14,6 +19,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use toolgate_core::suggest::{offered, NameIndex};
 use toolgate_core::{CallContext, Gate, Stage};
 
 fn read(p: &Path) -> Value {
@@ -45,6 +51,102 @@ fn config(dir: &Path) -> Value {
         }
     }
     json!({ "version": 1, "tools": tools, "policy": policy["policy"] })
+}
+
+/// `scaledConfig` of `bench/corpus/mcp/corpus.ts` with the scale bench's adjustment below 64
+/// tools: the corpus's tools cycled to `n` under new names (`read_file_3` …), its allow rules
+/// given every tool.
+fn scaled(cfg: &Value, n: usize) -> Value {
+    let base = cfg["tools"].as_array().expect("tools");
+    let mut tools: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut t = base[i % base.len()].clone();
+            if i >= base.len() {
+                t["name"] = json!(format!("{}_{}", t["name"].as_str().expect("name"), i / base.len()));
+            }
+            t
+        })
+        .collect();
+    if n < base.len() {
+        // bench/mcp.bench.ts: the passing case's tool first, `read_file` left out
+        let pass = base.iter().find(|t| t["name"] == "read_text_file").expect("read_text_file").clone();
+        tools = std::iter::once(pass).chain(base.iter().filter(|t| t["name"] != "read_text_file" && t["name"] != "read_file").cloned()).take(n).collect();
+    }
+    let rules: Vec<Value> = cfg["policy"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter(|r| r["effect"] == "allow")
+        .map(|r| {
+            let mut r = r.clone();
+            r["tools"] = json!(["*"]);
+            r
+        })
+        .collect();
+    json!({ "version": 1, "tools": tools, "policy": { "rules": rules } })
+}
+
+/// `--scale` and `--scale-spin`: the unknown tool `read_fil` on gates of 10 → 10,000 tools.
+fn scale(cfg: &Value, callers: &Value, args: &[String]) {
+    let dev = CallContext::from_json(&callers["developer"].to_string()).expect("caller");
+    let sizes = [10, 100, 1_000, 10_000];
+    let gates: Vec<Gate> = sizes.iter().map(|&n| Gate::from_json(&scaled(cfg, n).to_string()).expect("scaled config compiles")).collect();
+    let (tool, call) = ("read_fil", r#"{"path":"/srv/app/README.md"}"#);
+    if let Some(i) = args.iter().position(|a| a == "--scale-spin") {
+        let n: usize = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+        let secs: f64 = args.get(i + 2).and_then(|s| s.parse().ok()).unwrap_or(5.0);
+        let g = &gates[sizes.iter().position(|&s| s == n).expect("10, 100, 1000 or 10000")];
+        let t = Instant::now();
+        let mut calls = 0u64;
+        while t.elapsed().as_secs_f64() < secs {
+            black_box(g.check_as(tool, call, &g.who(&dev, Stage::Full)));
+            calls += 1;
+        }
+        println!("{calls} calls");
+        return;
+    }
+    let rounds = 5_000;
+    let mut times = vec![Vec::with_capacity(rounds); gates.len()];
+    for round in 0..rounds + 500 {
+        for (g, ts) in gates.iter().zip(&mut times) {
+            let t = Instant::now();
+            black_box(g.check_as(tool, call, &g.who(&dev, Stage::Full)));
+            if round >= 500 {
+                ts.push(t.elapsed().as_nanos() as f64);
+            }
+        }
+    }
+    // "did you mean" alone (`suggest::offered`, every tool visible): through the index, and by
+    // scoring every name (what the index replaces)
+    let configs: Vec<Value> = sizes.iter().map(|&n| scaled(cfg, n)).collect();
+    let names: Vec<Vec<(String, String)>> = configs
+        .iter()
+        .map(|c| c["tools"].as_array().expect("tools").iter().map(|t| t["name"].as_str().expect("name")).map(|n| (n.to_owned(), n.to_lowercase())).collect())
+        .collect();
+    let tools: Vec<Vec<(&str, &str)>> = names.iter().map(|ns| ns.iter().map(|(n, l)| (n.as_str(), l.as_str())).collect()).collect();
+    let indexes: Vec<NameIndex> = tools.iter().map(|ts| NameIndex::new(ts)).collect();
+    // the two apart: a scan of 10,000 names leaves the caches cold for the next call
+    let mut alone = vec![(Vec::with_capacity(rounds), Vec::with_capacity(rounds)); gates.len()];
+    for scan in [false, true] {
+        for round in 0..rounds + 500 {
+            for ((ts, ix), (by_index, by_scan)) in tools.iter().zip(&indexes).zip(&mut alone) {
+                let t = Instant::now();
+                black_box(offered(tool, ts, (!scan).then_some(ix), |_| true));
+                if round >= 500 {
+                    if scan { by_scan } else { by_index }.push(t.elapsed().as_nanos() as f64);
+                }
+            }
+        }
+    }
+    println!("unknown tool `{tool}` (ns, p50 of {rounds}, interleaved)");
+    println!("{:>12} {:>9} {:>9} {:>9}", "", "check", "offered", "scan");
+    for ((n, ts), (a, b)) in sizes.iter().zip(times).zip(alone) {
+        println!("{n:>6} tools {:>9.0} {:>9.0} {:>9.0}", median(ts), median(a), median(b));
+    }
+    for g in &gates {
+        let m = g.check_as(tool, call, &g.who(&dev, Stage::Full)).message.unwrap_or_default();
+        println!("{}", &m[..m.find(" Call one").unwrap_or(m.len())]);
+    }
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -80,6 +182,10 @@ fn main() {
     let texts: Vec<String> = cases.iter().map(|c| ctx_text(&c.1)).collect();
 
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--scale" || a == "--scale-spin") {
+        scale(&cfg, &callers, &args);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--spin" || a == "--spin-unknown") {
         let secs: f64 = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
         let only_unknown = args[i] == "--spin-unknown";

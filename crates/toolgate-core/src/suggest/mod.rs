@@ -4,6 +4,8 @@ mod index;
 
 pub use index::NameIndex;
 
+use std::cell::OnceCell;
+
 use rapidfuzz::distance::levenshtein;
 
 /// Most tool names listed in one message.
@@ -29,14 +31,15 @@ impl ToolName for (&str, &str) {
 /// says whether the caller may see tool `i`, asked at most once per tool. No name a caller cannot
 /// see is scored or shown.
 pub fn unknown_tool_message<T: ToolName>(name: &str, tools: &[T], index: &NameIndex, mut visible: impl FnMut(usize) -> bool) -> String {
-    // each tool's visibility asked at most once (the closest names and the list share it)
-    let mut known: Vec<Option<bool>> = vec![None; tools.len()];
-    let mut visible = |i: usize| *known[i].get_or_insert_with(|| visible(i));
-    let mut out = format!("Unknown tool `{}`.", shown_name(name));
-    let mut list = String::new();
+    let mut list = String::with_capacity(MAX_LISTED * 24);
     let mut listed = 0;
+    // the list asks tools in order until it is full: what it was told (a prefix of the tools)
+    // is kept for the closest names, so each tool's visibility is asked at most once
+    let mut asked: Vec<bool> = Vec::with_capacity(tools.len().min(MAX_LISTED + 1));
     for (i, t) in tools.iter().enumerate() {
-        if visible(i) {
+        let shown = visible(i);
+        asked.push(shown);
+        if shown {
             if listed == MAX_LISTED {
                 list.push_str(", … (and more)");
                 break;
@@ -48,12 +51,17 @@ pub fn unknown_tool_message<T: ToolName>(name: &str, tools: &[T], index: &NameIn
             listed += 1;
         }
     }
+    let shown = shown_name(name);
+    let mut out = String::with_capacity(shown.len() + list.len() + 192);
+    out.push_str("Unknown tool `");
+    out.push_str(&shown);
+    out.push_str("`.");
     if listed == 0 {
         out.push_str(" No tools are available.");
         return out;
     }
     // the list first: a caller who sees no tool is told so without any name being scored
-    let close = closest(name, tools, Some(index), &mut visible);
+    let close = closest(name, tools, Some(index), &mut |i| asked.get(i).copied().unwrap_or_else(|| visible(i)));
     for (k, &i) in close.iter().enumerate() {
         out.push_str(if k == 0 { " Did you mean " } else { " or " });
         push_quoted(&mut out, tools[i].names().0);
@@ -110,55 +118,144 @@ fn is_format(c: char) -> bool {
     matches!(c as u32, 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0xE0001 | 0xE0020..=0xE007F)
 }
 
-/// The tools "did you mean" offers for `name` when every tool is visible, found through `index`
-/// or, with `None`, by scoring every tool: the same answer either way (the fuzz target
-/// `suggest_index` and the tests hold the two to it).
-pub fn offered<T: ToolName>(name: &str, tools: &[T], index: Option<&NameIndex>) -> Vec<usize> {
-    closest(name, tools, index, &mut |_| true)
+/// The tools "did you mean" offers for `name` among those `visible` says the caller may see,
+/// found through `index` or, with `None`, by scoring every visible tool: the same answer either
+/// way (the fuzz target `suggest_index` and the tests hold the two to it). `visible(i)` is asked
+/// at most once per tool.
+pub fn offered<T: ToolName>(name: &str, tools: &[T], index: Option<&NameIndex>, mut visible: impl FnMut(usize) -> bool) -> Vec<usize> {
+    closest(name, tools, index, &mut visible)
+}
+
+/// The query as `closest` compares names with it: lower-cased, its length in characters, its
+/// edit budget, and the distance and containment searches prepared once — on first use, so a
+/// query no name comes near prepares neither.
+struct Query {
+    lower: String,
+    chars: usize,
+    budget: usize,
+    distance: OnceCell<levenshtein::BatchComparator<char>>,
+    inside: OnceCell<memchr::memmem::Finder<'static>>,
+}
+
+impl Query {
+    fn new(name: &str) -> Query {
+        let lower = name.to_lowercase();
+        let chars = lower.chars().count();
+        let budget = (chars / 3).max(2);
+        Query { lower, chars, budget, distance: OnceCell::new(), inside: OnceCell::new() }
+    }
+
+    /// Whether one of the query and the lower-cased name `c` contains the other (a query of at
+    /// least three bytes).
+    fn contains(&self, c: &str) -> bool {
+        let q = &self.lower;
+        let inside = || self.inside.get_or_init(|| memchr::memmem::Finder::new(q.as_bytes()).into_owned());
+        q.len() >= 3 && ((c.len() >= q.len() && inside().find(c.as_bytes()).is_some()) || (c.len() <= q.len() && q.contains(c)))
+    }
+
+    fn comparator(&self) -> &levenshtein::BatchComparator<char> {
+        self.distance.get_or_init(|| levenshtein::BatchComparator::new(self.lower.chars()))
+    }
+
+    /// The edit distance to the lower-cased name `c`.
+    fn distance(&self, c: &str) -> usize {
+        self.comparator().distance(c.chars())
+    }
+
+    /// The edit distance to the lower-cased name `c` if it is within the budget.
+    fn within(&self, c: &str) -> Option<usize> {
+        self.comparator().distance_with_args(c.chars(), &levenshtein::Args::default().score_cutoff(self.budget))
+    }
 }
 
 /// The indexes of up to three visible tools whose names are close to `name` (edit distance on
 /// lower case within a third of its length, at least 2; or containment), best first (by
-/// distance, then name). Only the tools `index` names as candidates are looked at (all of them
-/// without an index); per tool: visibility first (nothing more is done for a tool the caller
-/// cannot see), then the length bound and containment, then the distance — the query prepared
-/// once (rapidfuzz's bit-parallel Levenshtein), each candidate given up as soon as it cannot be
-/// within the budget.
+/// distance, then name, then index). With `index`, see [`nearest`]; without, every tool is
+/// scored ([`scan`]).
 fn closest<T: ToolName>(name: &str, tools: &[T], index: Option<&NameIndex>, visible: &mut impl FnMut(usize) -> bool) -> Vec<usize> {
     if name.len() > 256 {
         return Vec::new();
     }
-    let lower = name.to_lowercase();
-    let chars = lower.chars().count();
-    let budget = (chars / 3).max(2);
-    let query = levenshtein::BatchComparator::new(lower.chars());
-    let within = levenshtein::Args::default().score_cutoff(budget);
-    let inside = memchr::memmem::Finder::new(lower.as_bytes());
-    let contains =
-        |c: &str| lower.len() >= 3 && ((c.len() >= lower.len() && inside.find(c.as_bytes()).is_some()) || (c.len() <= lower.len() && lower.contains(c)));
-    let mut scored: Vec<(usize, &str, usize)> = Vec::new();
-    let mut score = |i: usize| {
+    let query = Query::new(name);
+    match index {
+        Some(index) => nearest(&query, tools, index, visible),
+        None => scan(&query, tools, visible),
+    }
+}
+
+/// [`closest`] by scoring every tool: visibility first (nothing more is done for a tool the
+/// caller cannot see), then containment, then the distance (given up as soon as it cannot be
+/// within the budget). What the index must answer too.
+fn scan<'t, T: ToolName>(query: &Query, tools: &'t [T], visible: &mut impl FnMut(usize) -> bool) -> Vec<usize> {
+    let mut scored: Vec<(usize, &'t str, usize)> = Vec::new();
+    for (i, t) in tools.iter().enumerate() {
         if !visible(i) {
-            return;
+            continue;
         }
-        let (cand, c) = tools[i].names();
-        let contained = contains(c);
-        // the edit distance is at least the length difference; byte lengths bound char counts
-        // from above, so only ASCII pairs are cut this cheaply
-        if !contained && lower.is_ascii() && c.is_ascii() && lower.len().abs_diff(c.len()) > budget {
-            return;
-        }
-        let d = if contained { Some(query.distance(c.chars())) } else { query.distance_with_args(c.chars(), &within) };
+        let (cand, c) = t.names();
+        let d = if query.contains(c) { Some(query.distance(c)) } else { query.within(c) };
         if let Some(d) = d {
             scored.push((d, cand, i));
         }
-    };
-    match index.and_then(|ix| ix.candidates(&lower, chars, budget)) {
-        Some(candidates) => candidates.into_iter().for_each(&mut score),
-        None => (0..tools.len()).for_each(&mut score),
     }
     scored.sort_unstable();
     scored.into_iter().take(MAX_CLOSE).map(|(_, _, i)| i).collect()
+}
+
+/// [`closest`] through `index`, best first: the distance to a name is at least the difference
+/// of the lengths, so the names are visited by length, nearest to the query's first (level `b`:
+/// the lengths `n ∓ b`), and once level `b` is done every name at distance ≤ `b` is known and
+/// their order final (by distance, name, index). Those are settled in that order — visibility
+/// asked only then, so only of names that would make the three — and the walk stops at the
+/// third visible one. Within the budget the distance is computed (the cut-off scorer); beyond
+/// it only a containing or contained name can be offered, at exactly the length difference.
+fn nearest<'t, T: ToolName>(query: &Query, tools: &'t [T], index: &NameIndex, visible: &mut impl FnMut(usize) -> bool) -> Vec<usize> {
+    let (n, k) = (query.chars, query.budget);
+    // beyond the budget only containment offers a name, which needs a query of three bytes;
+    // then the last level is the one reaching the shortest and the longest names
+    let last = if query.lower.len() >= 3 { n.max(index.max_len().saturating_sub(n)) } else { k };
+    let mut probe = index.probe(&query.lower, n, k);
+    let mut found: Vec<usize> = Vec::with_capacity(16);
+    // scored names not settled yet: (distance, name, tool)
+    let mut pending: Vec<(usize, &'t str, usize)> = Vec::with_capacity(8);
+    let mut out = Vec::with_capacity(MAX_CLOSE);
+    for b in 0..=last {
+        for len in [n.checked_sub(b), (b > 0).then_some(n + b)].into_iter().flatten() {
+            found.clear();
+            probe.tools(len, &mut found);
+            for &i in &found {
+                let (cand, c) = tools[i].names();
+                let d = if b <= k { query.within(c) } else { query.contains(c).then_some(b) };
+                if let Some(d) = d {
+                    pending.push((d, cand, i));
+                }
+            }
+        }
+        if settle(&mut pending, b, visible, &mut out) {
+            return out;
+        }
+    }
+    settle(&mut pending, usize::MAX, visible, &mut out);
+    out
+}
+
+/// Moves the `pending` names at distance ≤ `upto` to `out`, best first, those `visible` says
+/// the caller may see, until `out` holds [`MAX_CLOSE`]; whether it does.
+fn settle(pending: &mut Vec<(usize, &str, usize)>, upto: usize, visible: &mut impl FnMut(usize) -> bool, out: &mut Vec<usize>) -> bool {
+    if pending.is_empty() {
+        return false;
+    }
+    pending.sort_unstable();
+    let ready = pending.partition_point(|&(d, _, _)| d <= upto);
+    for (_, _, i) in pending.drain(..ready) {
+        if visible(i) {
+            out.push(i);
+            if out.len() == MAX_CLOSE {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -299,28 +396,68 @@ mod tests {
         }
     }
 
+    /// Every close name (within the budget or containing / contained), visible or not, ranked as
+    /// `closest` ranks them: (distance, name, index).
+    fn ranked<'a>(query: &str, tools: &[(&'a str, &'a str)]) -> Vec<(usize, &'a str, usize)> {
+        let q = Query::new(query);
+        let mut all: Vec<(usize, &str, usize)> = tools
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &(cand, c))| {
+                let d = strsim::levenshtein(&q.lower, c);
+                (query.len() <= 256 && (d <= q.budget || q.contains(c))).then_some((d, cand, i))
+            })
+            .collect();
+        all.sort_unstable();
+        all
+    }
+
     #[test]
     fn the_index_offers_exactly_what_a_scan_of_every_tool_offers() {
         let mut r = Lcg(7);
-        for round in 0..300 {
+        for round in 0..400 {
             let names: Vec<String> = (0..r.next(60) + 1).map(|_| r.word(14)).collect();
             let tools = lowered(&names.iter().map(String::as_str).collect::<Vec<_>>());
             let tools = pairs(&tools);
             let index = NameIndex::new(&tools);
             for _ in 0..40 {
                 let base = &names[r.next(names.len())];
-                let query = match r.next(5) {
+                let query = match r.next(6) {
                     0 => r.word(20),
                     1 => r.edited(base),
                     2 => base.chars().skip(r.next(4)).take(r.next(12) + 1).collect(),
                     3 => format!("{}{}{}", r.word(3), base, r.word(3)),
+                    4 => r.word(2),
                     _ => base.to_uppercase(),
                 };
                 let hidden = r.next(4);
-                let mut vis = |i: usize| hidden == 0 || !i.is_multiple_of(hidden);
-                let scanned = closest(&query, &tools, None, &mut vis);
-                let indexed = closest(&query, &tools, Some(&index), &mut vis);
+                let vis = |i: usize| hidden == 0 || !i.is_multiple_of(hidden);
+                let scanned = closest(&query, &tools, None, &mut { vis });
+                let mut asked = vec![0u32; tools.len()];
+                let indexed = closest(&query, &tools, Some(&index), &mut |i| {
+                    asked[i] += 1;
+                    vis(i)
+                });
                 assert_eq!(indexed, scanned, "round {round}: {query:?} among {names:?}");
+                // visibility: asked at most once per tool, and only of close names ranked no
+                // lower than the last one offered (those that could make the three)
+                let ranking = ranked(&query, &tools);
+                assert_eq!(ranking.iter().filter(|x| vis(x.2)).take(MAX_CLOSE).map(|x| x.2).collect::<Vec<_>>(), scanned, "{query:?} among {names:?}");
+                let worst = if scanned.len() == MAX_CLOSE { ranking.iter().position(|x| x.2 == scanned[MAX_CLOSE - 1]) } else { None };
+                for (i, &n) in asked.iter().enumerate() {
+                    assert!(n <= 1, "{query:?}: tool {i} asked {n} times");
+                    if n == 1 {
+                        let at = ranking.iter().position(|x| x.2 == i);
+                        assert!(at.is_some_and(|at| worst.is_none_or(|w| at <= w)), "{query:?}: asked about {:?}, which cannot be offered", names[i]);
+                    }
+                }
+                // the message too: the list and the closest names share one answer per tool
+                let mut asked = vec![0u32; tools.len()];
+                unknown_tool_message(&query, &tools, &index, |i| {
+                    asked[i] += 1;
+                    vis(i)
+                });
+                assert!(asked.iter().all(|&n| n <= 1), "{query:?}: a tool's visibility was asked twice");
             }
         }
     }
@@ -330,7 +467,9 @@ mod tests {
         let names: Vec<String> = (0..10_000).map(|i| format!("{}_{i}", ["read_file", "list_issues", "create_branch", "search_code"][i % 4])).collect();
         let tools: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), n.as_str())).collect();
         let index = NameIndex::new(&tools);
-        let c = index.candidates("merge_pull_request", 18, 6).expect("candidates");
+        let mut probe = index.probe("merge_pull_request", 18, 6);
+        let mut c = Vec::new();
+        (12..=24).for_each(|len| probe.tools(len, &mut c));
         assert!(c.len() < 100, "{} candidates", c.len());
         let mut asked = 0;
         let m = unknown_tool_message("read_fil", &tools, &index, |_| {
@@ -338,6 +477,7 @@ mod tests {
             true
         });
         assert!(m.contains("Did you mean `read_file_0` or `read_file_4` or `read_file_8`?"), "{m}");
-        assert!(asked < 3_000, "visibility asked {asked} times");
+        // the list's 21 and the three offered
+        assert!(asked <= MAX_LISTED + 1 + MAX_CLOSE, "visibility asked {asked} times");
     }
 }
