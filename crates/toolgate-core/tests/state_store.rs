@@ -31,13 +31,13 @@ impl StateStore for Flaky {
         self.up()?;
         self.inner.settle(q)
     }
-    fn taint(&self, scope: &str) -> Result<Level, StateError> {
+    fn taint(&self, scope: &str, labels: &[String]) -> Result<Level, StateError> {
         self.up()?;
-        self.inner.taint(scope)
+        self.inner.taint(scope, labels)
     }
-    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError> {
+    fn raise_taint(&self, scope: &str, level: Level, labels: &[String]) -> Result<(), StateError> {
         self.up()?;
-        self.inner.raise_taint(scope, level)
+        self.inner.raise_taint(scope, level, labels)
     }
     fn put_token(&self, token: &str, p: PendingConfirm) -> Result<(), StateError> {
         self.up()?;
@@ -151,4 +151,41 @@ fn rate_limits_are_checked_against_declared_tools() {
     assert!(e.to_string().contains("rateLimits[0].tools[1]"), "{e}");
     let bad = CONFIG.replace(r#""per": "subject""#, r#""per": "tenant""#);
     assert!(Gate::from_json(&bad).is_err());
+}
+
+/// A reload keeps the process's store (`GateState`) and builds gates with the new config: a label
+/// inserted below `secret` must not turn a session that read secret data into `internal`
+/// (reviewer: labels_reorder_memory.js; the stored taint was the position 1).
+#[test]
+fn a_reload_that_inserts_a_label_keeps_the_taint_at_its_name() {
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new(100));
+    let v1 = Gate::from_json(
+        r#"{ "labels": ["public", "secret"], "tools": [
+          { "name": "read_secret", "output": { "label": "secret" } }, { "name": "post", "sink": { "maxLabel": "public" } } ] }"#,
+    )
+    .unwrap()
+    .with_store(Arc::clone(&store));
+    let v2 = Gate::from_json(
+        r#"{ "labels": ["public", "internal", "secret"], "tools": [
+          { "name": "read_secret", "output": { "label": "secret" } }, { "name": "share_internal", "sink": { "maxLabel": "internal" } } ] }"#,
+    )
+    .unwrap()
+    .with_store(Arc::clone(&store));
+    let v3 = Gate::from_json(
+        r#"{ "labels": ["public", "internal", "confidential"], "tools": [
+          { "name": "share_internal", "sink": { "maxLabel": "internal" } } ] }"#,
+    )
+    .unwrap()
+    .with_store(Arc::clone(&store));
+    let alice = who("alice", "a1");
+    assert!(v1.check_as("read_secret", "{}", &v1.who(&alice, Stage::Full)).arguments.is_some());
+    let v = v2.check_as("share_internal", "{}", &v2.who(&alice, Stage::Full));
+    assert_eq!((v.outcome, v.reason), (Outcome::Denied, Some(Reason::Taint)), "{v:?}");
+    assert!(v.message.unwrap().contains("`secret`"));
+    // `secret` renamed away: the name is unknown, read as the top label
+    let v = v3.check_as("share_internal", "{}", &v3.who(&alice, Stage::Full));
+    assert_eq!((v.outcome, v.reason), (Outcome::Denied, Some(Reason::Taint)), "{v:?}");
+    // a clean session is not affected
+    let bob = who("bob", "b1");
+    assert!(v2.check_as("share_internal", "{}", &v2.who(&bob, Stage::Full)).arguments.is_some());
 }

@@ -28,14 +28,25 @@ impl Keys {
         Keys { prefix: prefix.to_owned() }
     }
 
-    /// A scope's taint level (a string holding an integer).
+    /// A scope's taint: the set of the label names it was raised to.
     pub(crate) fn taint(&self, scope: &str) -> String {
         format!("{}t:{}", self.prefix, digest(b's', scope))
     }
 
-    /// A scope's timestamps of one call key (a sorted set scored by time).
-    pub(crate) fn loops(&self, scope: &str, key: u128) -> String {
-        format!("{}l:{}:{key:032x}", self.prefix, digest(b's', scope))
+    /// A scope's loop counters: a hash, call key (see [`Keys::call`]) → its recent timestamps.
+    pub(crate) fn loops(&self, scope: &str) -> String {
+        format!("{}l:{}", self.prefix, digest(b's', scope))
+    }
+
+    /// The order in which a scope's call keys were last used (a sorted set), so the hash of
+    /// [`Keys::loops`] forgets the least recently used first.
+    pub(crate) fn loop_order(&self, scope: &str) -> String {
+        format!("{}u:{}", self.prefix, digest(b's', scope))
+    }
+
+    /// A call key as a field of [`Keys::loops`].
+    pub(crate) fn call(key: u128) -> String {
+        format!("{key:032x}")
     }
 
     /// One rate counter's current window (a string holding an integer).
@@ -60,6 +71,7 @@ mod tests {
         assert!(t.starts_with("tg:t:") && !t.contains("alice") && t.len() == 5 + 32);
         assert_ne!(k.taint("a"), k.taint("b"));
         assert_ne!(k.token("x"), k.taint("x").replace("t:", "c:"), "kinds are digested apart");
-        assert!(k.loops("s", 1).ends_with(":00000000000000000000000000000001"));
+        assert_eq!(Keys::call(1), "00000000000000000000000000000001");
+        assert_eq!(k.loops("s").replace("tg:l:", ""), k.loop_order("s").replace("tg:u:", ""), "one scope, two keys");
     }
 }

@@ -1,12 +1,30 @@
 //! A few connections, each used by one thread at a time, reconnected on demand. A connection
 //! that failed in any way is dropped (after a timeout its stream may still hold the late reply,
 //! which would answer the next command): the next use connects afresh.
+//!
+//! **One deadline per operation.** `timeoutMs` bounds an operation as a whole — connecting
+//! (with its `AUTH`, `SELECT` and eviction check) and every write and read of its commands —
+//! not each socket call: before every read and write the socket's timeout is set to the time
+//! left, and once none is left the operation fails. (With a timeout per socket call, a peer
+//! trickling its reply one byte at a time held the thread for as many timeouts as bytes.) So
+//! the connection is this module's own [`ConnectionLike`] over a plain socket, its replies
+//! parsed by redis-rs's [`Parser`].
+//!
+//! **No eviction.** Every gate key has a TTL, so a Redis whose `maxmemory-policy` is anything
+//! but `noeviction` may evict taint, rate counts and tokens under memory pressure, which another
+//! tenant of the same Redis can cause at will. Each new connection reads `INFO memory` and
+//! refuses such a Redis, and one that does not let it read `INFO`; the commands of a decision
+//! are unchanged.
 
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+#[cfg(unix)]
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use redis::{Client, Connection, RedisError};
+use redis::{Client, Cmd, ConnectionAddr, ConnectionInfo, ConnectionLike, Parser, RedisError, RedisResult, Value};
 
 /// Connections kept: the Node binding decides on libuv's pool (4 threads by default), the
 /// Python binding on the caller's threads; a ninth concurrent decision waits for a slot.
@@ -16,12 +34,22 @@ const SLOTS: usize = 8;
 /// every decision nothing rather than a connect attempt each).
 const BACKOFF: Duration = Duration::from_millis(100);
 
+/// The one eviction policy under which Redis never drops a gate key before its TTL.
+const NO_EVICTION: &str = "noeviction";
+
 /// Why a connection could not be used.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PoolError {
-    /// Connecting failed (or is backing off after a recent failure).
+    /// Connecting failed.
     #[error("cannot connect to Redis: {0}")]
     Connect(String),
+    /// The Redis answers but may lose the gate's state: it may evict keys, or it does not let
+    /// the gate check that it never does.
+    #[error("refusing to keep the gate's state in this Redis: {0}")]
+    Unsafe(String),
+    /// A recent connect failed (the message is that failure's); not retried yet.
+    #[error("{0} (retrying shortly)")]
+    Backoff(String),
     /// The command failed: I/O, timeout, a server error, or an answer that is not the expected shape.
     #[error("Redis did not answer as expected: {0}")]
     Command(String),
@@ -32,25 +60,28 @@ pub(crate) enum PoolError {
 
 /// The connections of one store.
 pub(crate) struct Pool {
-    client: Client,
+    info: ConnectionInfo,
     timeout: Duration,
     slots: Vec<Mutex<Option<Connection>>>,
     next: AtomicUsize,
     start: Instant,
     /// ms since `start` before which connecting is not retried.
     down_until_ms: AtomicU64,
+    /// Why the last connect failed (repeated while backing off).
+    last_failure: Mutex<String>,
     closed: AtomicBool,
 }
 
 impl Pool {
     pub(crate) fn new(client: Client, timeout: Duration) -> Pool {
         Pool {
-            client,
+            info: client.get_connection_info().clone(),
             timeout,
             slots: (0..SLOTS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
             start: Instant::now(),
             down_until_ms: AtomicU64::new(0),
+            last_failure: Mutex::new(String::new()),
             closed: AtomicBool::new(false),
         }
     }
@@ -67,31 +98,31 @@ impl Pool {
         self.slots[first % SLOTS].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn connect(&self) -> Result<Connection, PoolError> {
+    fn connect(&self, deadline: Instant) -> Result<Connection, PoolError> {
         let now = self.start.elapsed().as_millis() as u64;
         if now < self.down_until_ms.load(Ordering::Relaxed) {
-            return Err(PoolError::Connect("a recent attempt failed; retrying shortly".into()));
+            let last = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            return Err(PoolError::Backoff(last));
         }
-        let fail = |e: RedisError| {
+        Connection::open(&self.info, deadline).inspect_err(|e| {
+            *self.last_failure.lock().unwrap_or_else(PoisonError::into_inner) = e.to_string();
             self.down_until_ms.store(self.start.elapsed().as_millis() as u64 + BACKOFF.as_millis() as u64, Ordering::Relaxed);
-            PoolError::Connect(describe(&e))
-        };
-        let con = self.client.get_connection_with_timeout(self.timeout).map_err(fail)?;
-        con.set_read_timeout(Some(self.timeout)).map_err(fail)?;
-        con.set_write_timeout(Some(self.timeout)).map_err(fail)?;
-        Ok(con)
+        })
     }
 
-    /// Runs `f` on a connection (connecting first if needed). Any failure drops that connection.
+    /// Runs `f` on a connection (connecting first if needed), all of it before one deadline
+    /// `timeout` after a connection slot is had. Any failure drops that connection.
     pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T, PoolError>) -> Result<T, PoolError> {
         if self.closed.load(Ordering::Acquire) {
             return Err(PoolError::Closed);
         }
         let mut slot = self.slot();
+        let deadline = Instant::now() + self.timeout;
         if slot.is_none() {
-            *slot = Some(self.connect()?);
+            *slot = Some(self.connect(deadline)?);
         }
         let Some(con) = slot.as_mut() else { return Err(PoolError::Closed) };
+        con.deadline = deadline;
         let out = f(con);
         if out.is_err() || self.closed.load(Ordering::Acquire) {
             *slot = None;
@@ -113,6 +144,206 @@ impl Pool {
     }
 }
 
+/// The socket of a connection.
+enum Stream {
+    Tcp(TcpStream),
+    #[cfg(unix)]
+    Unix(UnixStream),
+}
+
+/// The time left before `deadline`; a timeout error once there is none.
+fn left(deadline: Instant) -> io::Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(io::Error::new(io::ErrorKind::TimedOut, "timed out"));
+    }
+    Ok(left)
+}
+
+/// A stream within one operation: each read and write first sets the socket's timeout to the
+/// time left before the deadline, and fails once none is left.
+struct Bounded<'a> {
+    stream: &'a mut Stream,
+    deadline: Instant,
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = left(self.deadline)?;
+        match self.stream {
+            Stream::Tcp(s) => {
+                s.set_read_timeout(Some(left))?;
+                s.read(buf)
+            }
+            #[cfg(unix)]
+            Stream::Unix(s) => {
+                s.set_read_timeout(Some(left))?;
+                s.read(buf)
+            }
+        }
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = left(self.deadline)?;
+        match self.stream {
+            Stream::Tcp(s) => {
+                s.set_write_timeout(Some(left))?;
+                s.write(buf)
+            }
+            #[cfg(unix)]
+            Stream::Unix(s) => {
+                s.set_write_timeout(Some(left))?;
+                s.write(buf)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One connection to Redis (RESP2), every command before the deadline of the operation it is
+/// part of.
+pub(crate) struct Connection {
+    stream: Stream,
+    parser: Parser,
+    deadline: Instant,
+    db: i64,
+}
+
+impl Connection {
+    /// Connects, authenticates, selects the database and checks that Redis never evicts keys,
+    /// all before `deadline`. (Resolving a host name is not bounded: the system resolver has no
+    /// timeout. Use an address, or a name the host resolves locally.)
+    fn open(info: &ConnectionInfo, deadline: Instant) -> Result<Connection, PoolError> {
+        let io_err = |e: io::Error| PoolError::Connect(describe(&RedisError::from(e)));
+        let stream = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => Stream::Tcp(tcp(host, *port, deadline).map_err(io_err)?),
+            #[cfg(unix)]
+            ConnectionAddr::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(io_err)?),
+            _ => return Err(PoolError::Connect("this kind of address is not supported by this build".into())),
+        };
+        let settings = info.redis_settings();
+        let mut con = Connection { stream, parser: Parser::new(), deadline, db: settings.db() };
+        if let Some(password) = settings.password() {
+            let mut auth = redis::cmd("AUTH");
+            if let Some(user) = settings.username() {
+                auth.arg(user);
+            }
+            // only the error's code: a server may echo the arguments (the password) in its message
+            if let Value::ServerError(e) = con.ask(auth.arg(password))? {
+                return Err(PoolError::Connect(format!("Redis refused AUTH ({})", e.code())));
+            }
+        }
+        if settings.db() != 0 {
+            if let Value::ServerError(e) = con.ask(redis::cmd("SELECT").arg(settings.db()))? {
+                return Err(PoolError::Connect(format!("Redis refused SELECT ({})", e.code())));
+            }
+        }
+        con.check_no_eviction()?;
+        Ok(con)
+    }
+
+    /// Sends `cmd` and reads its answer, a server error as a value.
+    fn ask(&mut self, cmd: &Cmd) -> Result<Value, PoolError> {
+        self.req_command(cmd).map_err(|e| PoolError::Connect(describe(&e)))
+    }
+
+    /// `Ok` only when `INFO memory` says `maxmemory_policy:noeviction`.
+    fn check_no_eviction(&mut self) -> Result<(), PoolError> {
+        let text = match self.ask(redis::cmd("INFO").arg("memory"))? {
+            Value::BulkString(b) => b,
+            Value::ServerError(e) => {
+                return Err(PoolError::Unsafe(format!(
+                    "it refused `INFO memory` ({}), so the gate cannot check that Redis never evicts its keys; let the gate's Redis user run INFO (ACL: `+info`) and set `maxmemory-policy {NO_EVICTION}`",
+                    e.code()
+                )))
+            }
+            other => return Err(PoolError::Command(format!("unexpected answer to INFO: {}", short(&format!("{other:?}"))))),
+        };
+        let text = String::from_utf8_lossy(&text);
+        match text.lines().find_map(|l| l.strip_prefix("maxmemory_policy:")).map(str::trim) {
+            Some(NO_EVICTION) => Ok(()),
+            Some(policy) => {
+                let policy: String = policy.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(40).collect();
+                Err(PoolError::Unsafe(format!(
+                    "its maxmemory-policy is `{policy}`, under which Redis may evict the gate's taint, rate counts and confirmation tokens; set `maxmemory-policy {NO_EVICTION}`"
+                )))
+            }
+            None => Err(PoolError::Unsafe(format!(
+                "`INFO memory` does not report maxmemory_policy, so the gate cannot check that Redis never evicts its keys; use a Redis that reports it, with `maxmemory-policy {NO_EVICTION}`"
+            ))),
+        }
+    }
+
+    fn bounded(&mut self) -> Bounded<'_> {
+        Bounded { stream: &mut self.stream, deadline: self.deadline }
+    }
+
+    fn send(&mut self, cmd: &[u8]) -> RedisResult<()> {
+        self.bounded().write_all(cmd).map_err(RedisError::from)
+    }
+
+    fn recv(&mut self) -> RedisResult<Value> {
+        let reader = Bounded { stream: &mut self.stream, deadline: self.deadline };
+        self.parser.parse_value(reader)
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        self.send(cmd)?;
+        self.recv()
+    }
+
+    fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
+        self.send(cmd)?;
+        let mut out = Vec::with_capacity(count);
+        for i in 0..offset + count {
+            let v = self.recv()?;
+            if i >= offset {
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.db
+    }
+
+    fn check_connection(&mut self) -> bool {
+        redis::cmd("PING").query::<String>(self).is_ok()
+    }
+
+    /// Always: a connection that failed is dropped by the pool, never used again.
+    fn is_open(&self) -> bool {
+        true
+    }
+}
+
+/// A TCP connection to the first of `host`'s addresses that accepts one before `deadline`.
+fn tcp(host: &str, port: u16, deadline: Instant) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name resolved to no address");
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, left(deadline)?) {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                return Ok(s);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
 /// A Redis error as a message that never holds the URL's password (the client's messages name
 /// the failure, not the connection info).
 pub(crate) fn describe(e: &RedisError) -> String {
@@ -123,8 +354,7 @@ pub(crate) fn describe(e: &RedisError) -> String {
     } else if e.is_connection_dropped() {
         "connection dropped".into()
     } else {
-        let s = e.to_string();
-        s.chars().take(200).collect()
+        short(&e.to_string())
     }
 }
 

@@ -1,18 +1,17 @@
 //! [`RedisStore`]: the [`StateStore`] of several processes.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use redis::{Connection, Value};
+use redis::Value;
 use toolgate_core::config::RedisConfig;
 use toolgate_core::state::settle::window_start;
 use toolgate_core::state::{Level, Observed, PendingConfirm, RateSeen, Settle, StateError, StateStore};
 
 use crate::keys::Keys;
-use crate::pool::{describe, Pool, PoolError};
+use crate::pool::{describe, Connection, Pool, PoolError};
 use crate::scripts::Scripts;
 
-/// How long a session's taint outlives its last recorded call (sliding): 24 hours.
+/// How long a session's taint outlives its last recorded call or sink check (sliding): 24 hours.
 pub const SESSION_TTL_MS: u64 = 24 * 3600 * 1000;
 
 /// Why a store could not be built from its config.
@@ -30,18 +29,25 @@ pub enum RedisStoreError {
 /// - **One atomic step per operation**: a decision's reads and its record are one Lua script
 ///   (one round trip once the script is cached); a token is taken with `GETDEL`, so of any number
 ///   of concurrent takes in any number of processes exactly one gets it.
-/// - **Bounded**: every key has a TTL — loop sets their window, rate counters their window
-///   plus 1 s, tokens their expiry, taint [`SESSION_TTL_MS`] after the scope's last recorded call
-///   (an idle session's taint is then forgotten and it reads clean: documented in docs/state.md).
-/// - **Fail closed**: a connect, read or write slower than `timeoutMs`, a refused connection or
-///   an answer of the wrong shape is a [`StateError`]; the gate refuses the call. A failed
+/// - **Bounded**: every key has a TTL — a scope's loop counters (one hash of at most 1024 call
+///   keys, least recently used forgotten first, as in memory) their longest window, rate
+///   counters their window plus 1 s, tokens their expiry, taint [`SESSION_TTL_MS`] after the
+///   scope's last recorded call or sink check (an idle session's taint is then forgotten and it
+///   reads clean: documented in docs/state.md).
+/// - **Taint by name**: a scope's taint is the set of label names it was raised to, read as a
+///   level of the labels each call passes; a name they do not hold, or a value of another form,
+///   reads as the top label.
+/// - **A script error writes nothing**: every key is checked before the first write.
+/// - **Fail closed**: an operation slower than `timeoutMs` (connecting, writes and reads
+///   together), a refused connection, a Redis that may evict keys (`maxmemory-policy` other than
+///   `noeviction`, checked per new connection) or an answer of the wrong shape is a
+///   [`StateError`]; the gate refuses the call. A failed
 ///   connection is dropped and the next use reconnects (after 100 ms if connecting failed).
 /// - Keys hold digests of scopes and tokens, never the values.
 pub struct RedisStore {
     pool: Pool,
     keys: Keys,
     scripts: Scripts,
-    nonce: AtomicU64,
 }
 
 impl RedisStore {
@@ -53,14 +59,7 @@ impl RedisStore {
             return Err(RedisStoreError::Url("rediss:// (TLS) is not supported by this build; use redis:// on a trusted network or a local TLS tunnel".into()));
         }
         let client = redis::Client::open(config.url.as_str()).map_err(|e| RedisStoreError::Url(format!("not a Redis URL ({})", e.kind_name())))?;
-        let mut seed = [0u8; 8];
-        let _ = getrandom::fill(&mut seed);
-        Ok(RedisStore {
-            pool: Pool::new(client, Duration::from_millis(config.timeout_ms)),
-            keys: Keys::new(&config.key_prefix),
-            scripts: Scripts::new(),
-            nonce: AtomicU64::new(u64::from_le_bytes(seed)),
-        })
+        Ok(RedisStore { pool: Pool::new(client, Duration::from_millis(config.timeout_ms)), keys: Keys::new(&config.key_prefix), scripts: Scripts::new() })
     }
 
     /// Drops every connection; every later operation fails (`state_unavailable`).
@@ -111,10 +110,8 @@ impl StateStore for RedisStore {
     fn settle(&self, q: &Settle<'_>) -> Result<Observed, StateError> {
         let mut inv = self.scripts.settle.prepare_invoke();
         inv.key(self.keys.taint(q.scope));
-        inv.key(match q.loop_check {
-            Some(l) => self.keys.loops(q.scope, l.key),
-            None => self.keys.loops(q.scope, 0),
-        });
+        inv.key(self.keys.loops(q.scope));
+        inv.key(self.keys.loop_order(q.scope));
         let mut resets = Vec::with_capacity(q.rates.len());
         for r in &q.rates {
             let start = window_start(q.now_ms, r.window_ms);
@@ -122,7 +119,6 @@ impl StateStore for RedisStore {
             inv.key(self.keys.rate(&r.key, start));
         }
         let l = q.loop_check;
-        let nonce = self.nonce.fetch_add(1, Ordering::Relaxed);
         inv.arg(q.now_ms)
             .arg(u8::from(l.is_some()))
             .arg(l.map_or(0, |l| l.since_ms))
@@ -135,11 +131,12 @@ impl StateStore for RedisStore {
             .arg(u8::from(q.enforce))
             .arg(q.raise.map_or(-1, i64::from))
             .arg(SESSION_TTL_MS)
-            .arg(format!("{nonce:x}"))
+            .arg(Keys::call(l.map_or(0, |l| l.key)))
             .arg(q.rates.len());
         for r in &q.rates {
             inv.arg(r.window_ms.max(1)).arg(r.max);
         }
+        inv.arg(q.labels.len()).arg(q.labels);
         self.run(|con| {
             let answer: Value = inv.invoke(con).map_err(cmd_err)?;
             let Value::Array(items) = &answer else { return Err(PoolError::Command(format!("unexpected answer {answer:?}"))) };
@@ -158,21 +155,18 @@ impl StateStore for RedisStore {
         })
     }
 
-    fn taint(&self, scope: &str) -> Result<Level, StateError> {
+    fn taint(&self, scope: &str, labels: &[String]) -> Result<Level, StateError> {
         let key = self.keys.taint(scope);
         self.run(|con| {
-            let v: Option<String> = redis::cmd("GET").arg(&key).query(con).map_err(cmd_err)?;
-            match v {
-                None => Ok(0),
-                Some(s) => s.parse::<Level>().map_err(|_| PoolError::Command("a taint that is not a level".into())),
-            }
+            let v: i64 = self.scripts.taint.key(&key).arg(labels.len()).arg(labels).invoke(con).map_err(cmd_err)?;
+            Level::try_from(v).map_err(|_| PoolError::Command(format!("unexpected answer {v}")))
         })
     }
 
-    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError> {
+    fn raise_taint(&self, scope: &str, level: Level, labels: &[String]) -> Result<(), StateError> {
         let key = self.keys.taint(scope);
         self.run(|con| {
-            let _: i64 = self.scripts.raise.key(&key).arg(level).arg(SESSION_TTL_MS).invoke(con).map_err(cmd_err)?;
+            let _: i64 = self.scripts.raise.key(&key).arg(level).arg(SESSION_TTL_MS).arg(labels.len()).arg(labels).invoke(con).map_err(cmd_err)?;
             Ok(())
         })
     }

@@ -133,6 +133,7 @@ impl Gate {
         });
         let q = Settle {
             scope: who.ctx.state_scope(),
+            labels: self.labels(),
             now_ms: who.now_ms,
             loop_check,
             sink_max: decl.sink,

@@ -319,6 +319,10 @@ impl Gate {
         self.confirm_ttl_ms
     }
 
+    pub(crate) fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
     pub(crate) fn label(&self, level: Level) -> &str {
         self.labels.get(level as usize).map_or("?", String::as_str)
     }
@@ -336,7 +340,7 @@ impl Gate {
             .iter()
             .position(|l| l == label)
             .ok_or_else(|| GateError::Config(format!("markSession: unknown label `{label}`; `labels` declares [{}]", self.labels.join(", "))))?;
-        self.store.raise_taint(session, level as Level).map_err(|e| GateError::State(format!("markSession: {e}")))
+        self.store.raise_taint(session, level as Level, &self.labels).map_err(|e| GateError::State(format!("markSession: {e}")))
     }
 
     /// Whether this gate has anything beyond the schema gate for its calls to pass (rules,

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use super::names::Names;
 use super::pending::Pending;
 use super::rate::Rates;
 use super::seed::random_seeds;
@@ -23,6 +24,10 @@ use super::{Level, PendingConfirm, StateError, StateStore, EVICTED};
 ///   never lax. That rate grows with the evictions over the process's life (1% after ~2.6 ×
 ///   `max_sessions` evictions): [`MemoryStore::false_taint_rate`] reports it. Loop counters of a
 ///   forgotten scope are lost (its counts restart).
+/// - **Taint is kept by label name** (see [`Level`]): a store shared across a reload that
+///   changes `labels` reads each session's taint in the new labels, at the place of the names
+///   it was raised to; a name no longer there reads as [`EVICTED`]. At most 4096 distinct names
+///   per store (over every config it served); past that a raise to a new name reads as the top.
 /// - **Tokens**: at most `max_sessions` pending confirmations; when full the soonest-expiring
 ///   (expired first, ties: oldest) is dropped, and is unknown afterwards. Expired tokens are
 ///   purged as tokens are taken.
@@ -34,7 +39,7 @@ use super::{Level, PendingConfirm, StateError, StateStore, EVICTED};
 /// recovered, never a panic. `Debug` never prints tokens or scopes.
 pub struct MemoryStore {
     max_sessions: usize,
-    sessions: Mutex<(Sessions, Rates)>,
+    sessions: Mutex<(Sessions, Rates, Names)>,
     tokens: Mutex<Pending>,
 }
 
@@ -45,7 +50,7 @@ impl MemoryStore {
         let max_sessions = max_sessions.max(1);
         MemoryStore {
             max_sessions,
-            sessions: Mutex::new((Sessions::new(max_sessions, random_seeds()), Rates::new(max_sessions))),
+            sessions: Mutex::new((Sessions::new(max_sessions, random_seeds()), Rates::new(max_sessions), Names::default())),
             tokens: Mutex::new(Pending::new(max_sessions, random_seeds())),
         }
     }
@@ -62,7 +67,7 @@ impl MemoryStore {
         self.sessions().0.false_taint_rate()
     }
 
-    fn sessions(&self) -> MutexGuard<'_, (Sessions, Rates)> {
+    fn sessions(&self) -> MutexGuard<'_, (Sessions, Rates, Names)> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -72,9 +77,9 @@ impl MemoryStore {
 }
 
 impl MemoryStore {
-    fn taint_of(sessions: &mut Sessions, scope: &str) -> Level {
+    fn taint_of(sessions: &mut Sessions, names: &Names, scope: &str, labels: &[String]) -> Level {
         if let Some(s) = sessions.get(scope) {
-            return s.taint;
+            return names.level(&s.taint, labels);
         }
         if sessions.was_evicted(scope) {
             EVICTED
@@ -87,13 +92,13 @@ impl MemoryStore {
 impl StateStore for MemoryStore {
     fn settle(&self, q: &Settle<'_>) -> Result<Observed, StateError> {
         let mut guard = self.sessions();
-        let (sessions, rates) = &mut *guard;
+        let (sessions, rates, names) = &mut *guard;
         let mut o = Observed::default();
         if let Some(l) = q.loop_check {
             o.loop_seen = sessions.get(q.scope).map_or(0, |s| s.loops.count(l.key, l.since_ms));
         }
         if q.sink_max.is_some() {
-            o.taint = Self::taint_of(sessions, q.scope);
+            o.taint = Self::taint_of(sessions, names, q.scope, q.labels);
         }
         o.rates = q.rates.iter().map(|r| rates.seen(&r.key, q.now_ms, r.window_ms)).collect();
         if q.records(&o) {
@@ -102,7 +107,7 @@ impl StateStore for MemoryStore {
                 session.loops.record(l.key, q.now_ms, l.keep);
             }
             if let Some(level) = q.raise {
-                session.taint = session.taint.max(level);
+                names.raise(&mut session.taint, level, q.labels);
             }
             for r in &q.rates {
                 rates.add(&r.key, q.now_ms, r.window_ms);
@@ -112,14 +117,16 @@ impl StateStore for MemoryStore {
         Ok(o)
     }
 
-    fn taint(&self, scope: &str) -> Result<Level, StateError> {
-        Ok(Self::taint_of(&mut self.sessions().0, scope))
+    fn taint(&self, scope: &str, labels: &[String]) -> Result<Level, StateError> {
+        let mut guard = self.sessions();
+        let (sessions, _, names) = &mut *guard;
+        Ok(Self::taint_of(sessions, names, scope, labels))
     }
 
-    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError> {
-        let mut sessions = self.sessions();
-        let session = sessions.0.get_or_insert(scope);
-        session.taint = session.taint.max(level);
+    fn raise_taint(&self, scope: &str, level: Level, labels: &[String]) -> Result<(), StateError> {
+        let mut guard = self.sessions();
+        let (sessions, _, names) = &mut *guard;
+        names.raise(&mut sessions.get_or_insert(scope).taint, level, labels);
         Ok(())
     }
 
@@ -148,11 +155,14 @@ mod tests {
     use super::*;
     use crate::state::{LoopCheck, RateCheck};
     use serde_json::json;
-    use std::sync::Arc;
+    use std::sync::{Arc, LazyLock};
+
+    static LABELS: LazyLock<Vec<String>> = LazyLock::new(|| (0..5).map(|i| format!("l{i}")).collect());
 
     fn loop_count(s: &dyn StateStore, scope: &str, key: u128, since_ms: u64) -> u32 {
         let q = Settle {
             scope,
+            labels: &LABELS,
             now_ms: 0,
             loop_check: Some(LoopCheck { key, since_ms, max: u32::MAX, keep: 0, window_ms: 0 }),
             sink_max: None,
@@ -167,6 +177,7 @@ mod tests {
     fn loop_record(s: &dyn StateStore, scope: &str, key: u128, now_ms: u64, keep: u32) {
         let q = Settle {
             scope,
+            labels: &LABELS,
             now_ms,
             loop_check: Some(LoopCheck { key, since_ms: 0, max: u32::MAX, keep, window_ms: 0 }),
             sink_max: None,
@@ -185,25 +196,47 @@ mod tests {
     #[test]
     fn taint_rises_never_lowers() {
         let s = MemoryStore::new(10);
-        assert_eq!(s.taint("a").unwrap(), 0);
-        s.raise_taint("a", 2).unwrap();
-        s.raise_taint("a", 1).unwrap();
-        assert_eq!(s.taint("a").unwrap(), 2);
-        s.raise_taint("a", EVICTED).unwrap();
-        s.raise_taint("a", 0).unwrap();
-        assert_eq!(s.taint("a").unwrap(), EVICTED);
+        assert_eq!(s.taint("a", &LABELS).unwrap(), 0);
+        s.raise_taint("a", 2, &LABELS).unwrap();
+        s.raise_taint("a", 1, &LABELS).unwrap();
+        assert_eq!(s.taint("a", &LABELS).unwrap(), 2);
+        s.raise_taint("a", EVICTED, &LABELS).unwrap();
+        s.raise_taint("a", 0, &LABELS).unwrap();
+        assert_eq!(s.taint("a", &LABELS).unwrap(), EVICTED);
+    }
+
+    /// Reviewer: a store shared across a reload read a taint raised to `secret` (position 1 of
+    /// `["public","secret"]`) as `internal` once a label was inserted below it.
+    #[test]
+    fn taint_is_read_by_name_in_the_labels_of_the_read() {
+        let labels = |names: &[&str]| names.iter().map(|&n| n.to_owned()).collect::<Vec<_>>();
+        let (old, new) = (labels(&["public", "secret"]), labels(&["public", "internal", "secret"]));
+        let s = MemoryStore::new(10);
+        s.raise_taint("a", 1, &old).unwrap();
+        assert_eq!(s.taint("a", &new).unwrap(), 2);
+        let sink =
+            Settle { scope: "a", labels: &new, now_ms: 1, loop_check: None, sink_max: Some(1), rates: Vec::new(), record: true, enforce: true, raise: None };
+        let o = s.settle(&sink).unwrap();
+        assert_eq!((o.taint, o.recorded), (2, false), "an `internal` sink is refused");
+        // raised by a decision, read after the labels were reordered, renamed or removed
+        let q = Settle { scope: "b", raise: Some(1), sink_max: None, labels: &old, ..sink.clone() };
+        assert!(s.settle(&q).unwrap().recorded);
+        assert_eq!(s.taint("b", &labels(&["internal", "secret", "public"])).unwrap(), 1);
+        assert_eq!(s.taint("b", &labels(&["public", "internal"])).unwrap(), EVICTED, "secret removed: the top");
+        assert_eq!(s.taint("b", &[]).unwrap(), EVICTED);
+        assert_eq!(s.taint("clean", &new).unwrap(), 0);
     }
 
     #[test]
     fn reads_do_not_create_sessions() {
         let s = MemoryStore::new(2);
-        s.raise_taint("a", 1).unwrap();
-        s.raise_taint("b", 1).unwrap();
+        s.raise_taint("a", 1, &LABELS).unwrap();
+        s.raise_taint("b", 1, &LABELS).unwrap();
         for i in 0..100 {
-            assert_eq!(s.taint(&format!("x{i}")).unwrap(), 0);
+            assert_eq!(s.taint(&format!("x{i}"), &LABELS).unwrap(), 0);
             assert_eq!(loop_count(&s, &format!("x{i}"), 1, 0), 0);
         }
-        assert_eq!((s.taint("a").unwrap(), s.taint("b").unwrap()), (1, 1));
+        assert_eq!((s.taint("a", &LABELS).unwrap(), s.taint("b", &LABELS).unwrap()), (1, 1));
         assert_eq!(s.false_taint_rate(), 0.0);
     }
 
@@ -211,21 +244,21 @@ mod tests {
     fn evicted_scope_reads_evicted_forever() {
         let s = MemoryStore::new(100);
         for i in 0..10_000 {
-            s.raise_taint(&format!("s{i}"), 0).unwrap();
+            s.raise_taint(&format!("s{i}"), 0, &LABELS).unwrap();
             loop_record(&s, &format!("s{i}"), 1, 5, 3);
         }
         for i in 0..9_900 {
-            assert_eq!(s.taint(&format!("s{i}")).unwrap(), EVICTED, "s{i}");
+            assert_eq!(s.taint(&format!("s{i}"), &LABELS).unwrap(), EVICTED, "s{i}");
         }
         for i in 9_900..10_000 {
             assert_eq!(loop_count(&s, &format!("s{i}"), 1, 0), 1);
         }
         // Seen again: stored taint starts (and stays) at EVICTED, counts restart.
         loop_record(&s, "s0", 1, 6, 3);
-        assert_eq!(s.taint("s0").unwrap(), EVICTED);
+        assert_eq!(s.taint("s0", &LABELS).unwrap(), EVICTED);
         assert_eq!(loop_count(&s, "s0", 1, 0), 1);
-        s.raise_taint("s0", 1).unwrap();
-        assert_eq!(s.taint("s0").unwrap(), EVICTED);
+        s.raise_taint("s0", 1, &LABELS).unwrap();
+        assert_eq!(s.taint("s0", &LABELS).unwrap(), EVICTED);
         assert!(s.false_taint_rate() > 0.0);
     }
 
@@ -260,7 +293,7 @@ mod tests {
     fn debug_hides_secrets() {
         let s = MemoryStore::new(4);
         s.put_token("secret-token", confirm(10)).unwrap();
-        s.raise_taint("secret-scope", 1).unwrap();
+        s.raise_taint("secret-scope", 1, &LABELS).unwrap();
         let d = format!("{s:?}");
         assert!(!d.contains("secret"), "{d}");
         assert_eq!(d, "MemoryStore { max_sessions: 4, sessions: 1, tokens: 1 }");
@@ -280,7 +313,7 @@ mod tests {
                     for i in 0..1000u64 {
                         loop_record(&*s, "shared", 1, i, 10_000);
                         loop_record(&*s, &format!("own{w}"), 2, i, 10_000);
-                        s.raise_taint("shared", (w + 1) as Level).unwrap();
+                        s.raise_taint("shared", (w + 1) as Level, &LABELS).unwrap();
                         loop_record(&*s, &format!("churn{w}-{i}"), 3, i, 1);
                         taken += usize::from(s.take_token(&format!("t{i}"), 0).unwrap().is_some());
                     }
@@ -290,7 +323,7 @@ mod tests {
             .collect();
         let taken: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
         assert_eq!(taken, 1000, "each token taken exactly once");
-        let (count, taint) = (loop_count(&*s, "shared", 1, 0), s.taint("shared").unwrap());
+        let (count, taint) = (loop_count(&*s, "shared", 1, 0), s.taint("shared", &LABELS).unwrap());
         // Every iteration touches "shared", so the churn (at most 8 inserts between touches)
         // never evicts it.
         assert_eq!((count, taint), (4000, 4));
@@ -301,6 +334,7 @@ mod tests {
         let s = MemoryStore::new(10);
         let q = |now_ms, record| Settle {
             scope: "a",
+            labels: &LABELS,
             now_ms,
             loop_check: None,
             sink_max: None,
@@ -316,7 +350,7 @@ mod tests {
         assert_eq!((over.recorded, over.rates[0].count, over.rates[0].reset_ms), (false, 2, 1000));
         assert_eq!(s.settle(&q(40, true)).unwrap().rates[0].count, 2, "a refused call is not counted");
         assert!(s.settle(&q(1000, true)).unwrap().recorded, "a new window");
-        assert_eq!(s.taint("a").unwrap(), 1, "taint raised with the record");
+        assert_eq!(s.taint("a", &LABELS).unwrap(), 1, "taint raised with the record");
     }
 
     #[test]
@@ -328,6 +362,7 @@ mod tests {
                 std::thread::spawn(move || {
                     let q = Settle {
                         scope: "x",
+                        labels: &LABELS,
                         now_ms: 5,
                         loop_check: None,
                         sink_max: None,
@@ -349,7 +384,7 @@ mod tests {
     #[test]
     fn poisoned_lock_is_recovered() {
         let s = Arc::new(MemoryStore::new(4));
-        s.raise_taint("a", 1).unwrap();
+        s.raise_taint("a", 1, &LABELS).unwrap();
         let s2 = Arc::clone(&s);
         let _ = std::thread::spawn(move || {
             let _guard = s2.sessions.lock().unwrap();
@@ -357,8 +392,8 @@ mod tests {
         })
         .join();
         assert!(s.sessions.is_poisoned());
-        assert_eq!(s.taint("a").unwrap(), 1);
-        s.raise_taint("a", 2).unwrap();
-        assert_eq!(s.taint("a").unwrap(), 2);
+        assert_eq!(s.taint("a", &LABELS).unwrap(), 1);
+        s.raise_taint("a", 2, &LABELS).unwrap();
+        assert_eq!(s.taint("a", &LABELS).unwrap(), 2);
     }
 }

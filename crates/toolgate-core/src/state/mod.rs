@@ -12,6 +12,7 @@
 mod bloom;
 mod loops;
 pub mod memory;
+mod names;
 mod pending;
 mod rate;
 mod seed;
@@ -24,6 +25,12 @@ pub use settle::{LoopCheck, Observed, RateCheck, RateSeen, Settle};
 pub use token::{canonical_key, new_token, stable_canonical_key, TokenError};
 
 /// A taint level: an index into the config's `labels`, 0 = lowest. [`EVICTED`] is reserved.
+///
+/// Levels cross the store's interface, never its storage: a store keeps the NAMES of the labels
+/// a scope was raised to and reads them back as levels of the labels passed with the read, so a
+/// change to `labels` (a reload, a rolling deploy on one Redis) never reads a stored taint as a
+/// lower label than it was raised to. A name the passed labels no longer hold reads as
+/// [`EVICTED`].
 pub type Level = u8;
 
 /// The taint of a scope the store forgot to make room: callers treat it as the top label.
@@ -62,10 +69,13 @@ pub trait StateStore: Send + Sync + std::fmt::Debug {
     /// and [`Settle::admits`] what was read (or `q.enforce` is false), records the call in the
     /// same atomic step: one loop timestamp, one count on each rate limit, the taint raised.
     fn settle(&self, q: &Settle<'_>) -> Result<Observed, StateError>;
-    /// The scope's taint: 0 when never seen, [`EVICTED`] when it was forgotten to make room.
-    fn taint(&self, scope: &str) -> Result<Level, StateError>;
-    /// Raises (never lowers) the scope's taint to `level`.
-    fn raise_taint(&self, scope: &str, level: Level) -> Result<(), StateError>;
+    /// The scope's taint as a level of `labels` (the gate's, lowest first): the highest of the
+    /// labels it was raised to; 0 when never raised, [`EVICTED`] when it was forgotten to make
+    /// room or was raised to a label `labels` no longer holds.
+    fn taint(&self, scope: &str, labels: &[String]) -> Result<Level, StateError>;
+    /// Raises (never lowers) the scope's taint by `labels[level]`: the store keeps the label's
+    /// name (a `level` past `labels`, such as [`EVICTED`], keeps a mark that reads as the top).
+    fn raise_taint(&self, scope: &str, level: Level, labels: &[String]) -> Result<(), StateError>;
     /// Stores a pending confirmation under `token` until its `expires_ms`.
     fn put_token(&self, token: &str, pending: PendingConfirm) -> Result<(), StateError>;
     /// Removes and returns the pending confirmation if known and not expired at `now_ms`

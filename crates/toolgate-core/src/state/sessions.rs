@@ -7,14 +7,15 @@ use ahash::RandomState;
 
 use super::bloom::Evicted;
 use super::loops::Loops;
-use super::{Level, EVICTED};
+use super::names::{Taint, TOP};
 
 const NIL: usize = usize::MAX;
 
 /// What the store keeps per scope.
 #[derive(Debug)]
 pub(crate) struct Session {
-    pub(crate) taint: Level,
+    /// The names raised to (see [`super::names`]).
+    pub(crate) taint: Taint,
     pub(crate) loops: Loops,
 }
 
@@ -27,7 +28,7 @@ struct Slot {
 }
 
 /// At most `cap` sessions; inserting past it evicts the least recently used one into
-/// [`Evicted`], so it reads as [`EVICTED`] afterwards, and again if it comes back.
+/// [`Evicted`], so it reads as the top label afterwards, and again if it comes back.
 #[derive(Debug)]
 pub(crate) struct Sessions {
     index: HashMap<Box<str>, usize, RandomState>,
@@ -63,13 +64,13 @@ impl Sessions {
     }
 
     /// The scope's session, created if not held (evicting the least recently used one when
-    /// full). A new session starts at taint 0, or [`EVICTED`] if the scope was evicted before.
+    /// full). A new session starts clean, or at [`TOP`] if the scope was evicted before.
     pub(crate) fn get_or_insert(&mut self, scope: &str) -> &mut Session {
         if let Some(&at) = self.index.get(scope) {
             self.touch(at);
             return &mut self.slots[at].session;
         }
-        let session = Session { taint: if self.evicted.contains(scope) { EVICTED } else { 0 }, loops: Loops::default() };
+        let session = Session { taint: if self.evicted.contains(scope) { vec![TOP] } else { Taint::new() }, loops: Loops::default() };
         let at = if self.slots.len() < self.cap {
             self.slots.push(Slot { scope: scope.into(), session, prev: NIL, next: NIL });
             self.slots.len() - 1
@@ -152,7 +153,7 @@ mod tests {
     fn lru_order_and_eviction() {
         let mut s = Sessions::new(3, random_seeds());
         for scope in ["a", "b", "c"] {
-            s.get_or_insert(scope).taint = 1;
+            s.get_or_insert(scope).taint = vec![1];
         }
         assert_eq!(s.order(), ["c", "b", "a"]);
         s.get("a");
@@ -162,18 +163,18 @@ mod tests {
         assert!(s.get("b").is_none() && s.was_evicted("b"));
         assert_eq!(s.len(), 3);
         // b comes back: sticky EVICTED, and c (now least recent) goes.
-        assert_eq!(s.get_or_insert("b").taint, EVICTED);
+        assert_eq!(s.get_or_insert("b").taint, [TOP]);
         assert_eq!(s.order(), ["b", "d", "a"]);
-        assert_eq!(s.get("a").unwrap().taint, 1);
-        assert_eq!(s.get("d").unwrap().taint, 0);
+        assert_eq!(s.get("a").unwrap().taint, [1]);
+        assert!(s.get("d").unwrap().taint.is_empty());
     }
 
     #[test]
     fn capacity_one_and_zero() {
         for cap in [0, 1] {
             let mut s = Sessions::new(cap, random_seeds());
-            s.get_or_insert("a").taint = 2;
-            assert_eq!(s.get("a").unwrap().taint, 2);
+            s.get_or_insert("a").taint = vec![2];
+            assert_eq!(s.get("a").unwrap().taint, [2]);
             s.get_or_insert("b");
             assert_eq!(s.order(), ["b"]);
             assert!(s.was_evicted("a"));

@@ -45,6 +45,9 @@ pub struct RateSeen {
 pub struct Settle<'a> {
     /// The caller's loop/taint scope.
     pub scope: &'a str,
+    /// The gate's `labels`, lowest first: `sink_max`, `raise` and [`Observed::taint`] are
+    /// levels of these (the store keeps names; see [`super::Level`]).
+    pub labels: &'a [String],
     /// The time of the decision (ms since the Unix epoch).
     pub now_ms: u64,
     /// The loop guard, when one applies.
@@ -102,7 +105,7 @@ mod tests {
     use super::*;
 
     fn q() -> Settle<'static> {
-        Settle { scope: "s", now_ms: 10, loop_check: None, sink_max: None, rates: Vec::new(), record: true, enforce: true, raise: None }
+        Settle { scope: "s", labels: &[], now_ms: 10, loop_check: None, sink_max: None, rates: Vec::new(), record: true, enforce: true, raise: None }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! So a server counts as started only when the process answering on the port is the one spawned
 //! here (`INFO server`'s `process_id`); otherwise another port is tried.
 
+#![allow(dead_code)] // each test file uses a part of it
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -13,6 +15,8 @@ use std::time::{Duration, Instant};
 
 pub struct Redis {
     pub port: u16,
+    /// More `redis-server` arguments (`--maxmemory-policy volatile-lru`, …).
+    args: Vec<String>,
     child: Option<Child>,
 }
 
@@ -46,8 +50,13 @@ fn pid_on(port: u16) -> Option<u32> {
 
 impl Redis {
     pub fn start() -> Redis {
+        Redis::start_with(&[])
+    }
+
+    /// A server started with `args` after the defaults (`--maxmemory-policy volatile-lru`, …).
+    pub fn start_with(args: &[&str]) -> Redis {
         for _ in 0..10 {
-            let mut r = Redis { port: free_port(), child: None };
+            let mut r = Redis { port: free_port(), args: args.iter().map(|a| a.to_string()).collect(), child: None };
             if r.try_start() {
                 return r;
             }
@@ -57,7 +66,7 @@ impl Redis {
 
     /// A server on `port`, only if it is the one answering there (see the module docs).
     pub fn start_on(port: u16) -> Option<Redis> {
-        let mut r = Redis { port, child: None };
+        let mut r = Redis { port, args: Vec::new(), child: None };
         r.try_start().then_some(r)
     }
 
@@ -75,6 +84,7 @@ impl Redis {
     fn try_start(&mut self) -> bool {
         let mut child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(&self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
