@@ -146,6 +146,14 @@ impl Gate {
                 None => return Err(dialect::shape::broken(d, &path, problem_text(&problem))),
             }
         }
+        // a member spelled with other letter case: a host binding names case-insensitively would
+        // read what the codec did not (inside a call's arguments, the case-twin hazard decides)
+        if parsed.case_keys {
+            let in_args = |p: &[Seg]| found.calls.iter().any(|c| matches!(c.args, Args::Value(_)) && p == c.slot.as_slice());
+            if let Some((path, what)) = dialect::members::find(&parsed.value, &in_args) {
+                return Err(dialect::shape::broken(d, &path, what));
+            }
+        }
         let keep_raw = self.audit().is_some_and(|a| a.includes_arguments());
         // at the engines' first step a turn is final only when no call has a question for them:
         // its calls are finished (recorded) after all are decided, and only then

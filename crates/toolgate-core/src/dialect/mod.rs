@@ -9,6 +9,7 @@ mod detect;
 pub(crate) mod gemini;
 mod langchain;
 mod mcp;
+pub(crate) mod members;
 mod openai;
 pub(crate) mod openai_responses;
 mod pydantic_ai;

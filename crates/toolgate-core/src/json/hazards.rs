@@ -100,7 +100,7 @@ fn locate(value: &Value, integers: bool, twins: bool) -> Option<ParseError> {
 /// Two keys of `m` equal under simple case folding, in key order, if any. Keys that are ASCII
 /// with no upper-case letter can only twin a key that has one, so the common all-lower-case
 /// object costs one byte scan.
-fn case_twins(m: &Map<String, Value>) -> Option<(&str, &str)> {
+pub(crate) fn case_twins(m: &Map<String, Value>) -> Option<(&str, &str)> {
     if m.len() < 2 || m.keys().all(|k| k.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase())) {
         return None;
     }

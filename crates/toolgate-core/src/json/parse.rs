@@ -13,7 +13,9 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
+use super::hazards::case_twins;
 use super::pointer::Seg;
+use crate::dialect::members::{self, KeyCase};
 
 /// The largest integer every JSON consumer represents exactly (JavaScript's
 /// `Number.MAX_SAFE_INTEGER`).
@@ -198,6 +200,10 @@ pub struct ParsedPayload {
     /// whether a problem lies inside one call's arguments (that call is refused) or in the
     /// envelope (the payload is broken).
     pub problems: Vec<(Vec<Seg>, ParseError)>,
+    /// Some key is a member name a codec reads spelled with other letter case (`Tool_Calls`), or
+    /// some object holds two keys equal under case folding. Noticed only: the caller finds where
+    /// (`dialect::members::find`), since such keys are allowed inside a call's arguments.
+    pub case_keys: bool,
 }
 
 /// Parses a whole model turn under `limits` (size bounded by `max_payload_bytes`, depth by the
@@ -212,9 +218,9 @@ pub fn parse_payload(bytes: &[u8], limits: &Limits, max_payload_bytes: usize) ->
     let problems = RefCell::new(Vec::new());
     let state = State::new(&wide, Some(&problems));
     let (value, state) = run(bytes, state)?;
-    let big_integer = state.big_integer.get();
+    let (big_integer, case_keys) = (state.big_integer.get(), state.case_keys.get());
     drop(state);
-    Ok(ParsedPayload { value, big_integer, problems: problems.into_inner() })
+    Ok(ParsedPayload { value, big_integer, problems: problems.into_inner(), case_keys })
 }
 
 /// Below serde_json's own recursion limit (128), so ours always answers first.
@@ -238,13 +244,15 @@ struct State<'a> {
     limits: &'a Limits,
     failure: Cell<Option<ParseError>>,
     big_integer: Cell<bool>,
+    /// Payload mode: a key looks like a member under case folding (see [`ParsedPayload::case_keys`]).
+    case_keys: Cell<bool>,
     /// Payload mode: key problems are recorded here instead of failing the parse.
     record: Option<&'a Problems>,
 }
 
 impl<'a> State<'a> {
     fn new(limits: &'a Limits, record: Option<&'a Problems>) -> Self {
-        State { limits, failure: Cell::new(None), big_integer: Cell::new(false), record }
+        State { limits, failure: Cell::new(None), big_integer: Cell::new(false), case_keys: Cell::new(false), record }
     }
 
     /// Fails the parse, or in payload mode records the problem at `path` and goes on.
@@ -255,6 +263,26 @@ impl<'a> State<'a> {
                 Ok(())
             }
             None => Err(self.fail(kind)),
+        }
+    }
+    /// Payload mode: notes an object holding a key that looks like a member under case folding,
+    /// or two keys equal under folding (see [`ParsedPayload::case_keys`]). Out of line, after the
+    /// object is read, so the parse loop itself is unchanged.
+    #[inline(never)]
+    fn note_keys(&self, m: &Map<String, Value>) {
+        let mut cased = false;
+        for k in m.keys() {
+            match members::classify(k) {
+                KeyCase::Plain => {}
+                KeyCase::Cased => cased = true,
+                KeyCase::Variant => {
+                    self.case_keys.set(true);
+                    return;
+                }
+            }
+        }
+        if cased && case_twins(m).is_some() {
+            self.case_keys.set(true);
         }
     }
     fn fail<E: de::Error>(&self, kind: ParseError) -> E {
@@ -383,6 +411,10 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
                 }
             }
         }
+        // payload mode only, and only until the first such key: the caller walks the payload then
+        if self.state.record.is_some() && !self.state.case_keys.get() {
+            self.state.note_keys(&out);
+        }
         Ok(Value::Object(out))
     }
 }
@@ -472,6 +504,12 @@ mod tests {
         let k = |s: &str| Seg::Key(s.into());
         assert_eq!(parsed.problems[0], (vec![k("content"), Seg::Index(0), k("input"), k("a")], ParseError::DuplicateKey { key: "a".into() }));
         assert_eq!(parsed.problems[1].0, vec![k("content"), Seg::Index(1), k("input"), k("__proto__")]);
+        assert!(!parsed.case_keys);
+        let flagged = |t: &str| parse_payload(t.as_bytes(), &Limits::default(), 1 << 20).unwrap().case_keys;
+        assert!(flagged(r#"{"choices":[{"message":{"Tool_Calls":[]}}]}"#));
+        assert!(flagged(r#"{"x":{"Path":1,"path":2}}"#));
+        assert!(flagged(r#"{"tool_call\u017f":[]}"#));
+        assert!(!flagged(r#"{"functionCall":{"args":{"Path":1}},"toolCallId":"a"}"#));
         assert!(matches!(parse_payload(b"{\"a\":", &Limits::default(), 1 << 20), Err(ParseError::Syntax { .. })));
         assert!(matches!(parse_payload(b"[1,2]", &Limits::default(), 3), Err(ParseError::TooLarge { .. })));
         let deep = "[".repeat(77) + &"]".repeat(77);

@@ -36,6 +36,9 @@ pub(crate) struct Cx<'a> {
     /// Duplicate / prototype keys in the event, by path; a call whose value arguments hold one is
     /// refused, anywhere else the event is broken.
     pub problems: Vec<(Vec<Seg>, ParseError)>,
+    /// When the event holds a key that looks like a member under case folding: the argument
+    /// values claimed (see [`Cx::claim`]), where such keys are the arguments' own business.
+    pub claimed: Option<Vec<Vec<Seg>>>,
 }
 
 impl Cx<'_> {
@@ -244,6 +247,9 @@ impl Cx<'_> {
 
     /// Takes the first parse problem under `path` (it belongs to the call whose value sits there).
     pub fn claim(&mut self, path: &[Seg]) -> Option<ParseError> {
+        if let Some(claimed) = &mut self.claimed {
+            claimed.push(path.to_vec());
+        }
         let mut found = None;
         self.problems.retain(|(p, e)| {
             if p.starts_with(path) {

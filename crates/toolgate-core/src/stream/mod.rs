@@ -228,15 +228,27 @@ impl GateStream {
         self.sh.completed.clear();
         let bytes = data.as_ref().map_or(0, |t| t.len());
         let who = gate.who(&self.ctx, Stage::Full);
-        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n, kind, bytes, big_integer: false, problems: Vec::new() };
+        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n, kind, bytes, big_integer: false, problems: Vec::new(), claimed: None };
         match parsed {
             None => self.asm.done(&mut cx)?,
             Some(parsed) => {
                 cx.big_integer = parsed.big_integer;
                 cx.problems = parsed.problems;
+                // a member spelled with other letter case (`Tool_Calls`): found once the
+                // assembler has claimed the calls' argument values, where such keys are allowed
+                let seen = parsed.case_keys.then(|| parsed.value.clone());
+                if seen.is_some() {
+                    cx.claimed = Some(Vec::new());
+                }
                 self.asm.event(&mut cx, parsed.value)?;
                 if let Some((path, problem)) = cx.problems.first() {
                     return Err(cx.err(path, problem_text(problem)));
+                }
+                if let Some(value) = &seen {
+                    let claimed = cx.claimed.take().unwrap_or_default();
+                    if let Some((path, what)) = crate::dialect::members::find(value, &|p| claimed.iter().any(|c| c == p)) {
+                        return Err(cx.err(&path, what));
+                    }
                 }
             }
         }
@@ -268,7 +280,7 @@ impl GateStream {
         let d = self.dialect;
         self.sh.completed.clear();
         let who = gate.who(&self.ctx, Stage::Full);
-        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n: 0, kind: "end".into(), bytes: 0, big_integer: false, problems: Vec::new() };
+        let mut cx = Cx { gate, who, d, sh: &mut self.sh, n: 0, kind: "end".into(), bytes: 0, big_integer: false, problems: Vec::new(), claimed: None };
         let assembled = self.asm.finish(&mut cx)?;
         cx.refuse_unfinished();
         let mut found = Found { calls: Vec::with_capacity(assembled.calls.len()), provider_executed: assembled.provider_executed };
