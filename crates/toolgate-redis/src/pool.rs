@@ -212,6 +212,39 @@ pub(crate) struct Connection {
     parser: Parser,
     deadline: Instant,
     db: i64,
+    /// Bytes read from the socket and not yet parsed (`rbuf[rpos..rend]`): the parser reads a
+    /// few bytes at a time, and each socket read costs two system calls (its timeout, the read).
+    rbuf: Box<[u8]>,
+    rpos: usize,
+    rend: usize,
+}
+
+/// Bytes read from the socket at a time.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// The parser's view of a connection's socket: buffered, each refill before the deadline.
+struct Buffered<'a> {
+    stream: &'a mut Stream,
+    deadline: Instant,
+    buf: &'a mut [u8],
+    pos: &'a mut usize,
+    end: &'a mut usize,
+}
+
+impl Read for Buffered<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if *self.pos == *self.end {
+            let n = Bounded { stream: self.stream, deadline: self.deadline }.read(self.buf)?;
+            (*self.pos, *self.end) = (0, n);
+            if n == 0 {
+                return Ok(0);
+            }
+        }
+        let n = out.len().min(*self.end - *self.pos);
+        out[..n].copy_from_slice(&self.buf[*self.pos..*self.pos + n]);
+        *self.pos += n;
+        Ok(n)
+    }
 }
 
 impl Connection {
@@ -227,7 +260,7 @@ impl Connection {
             _ => return Err(PoolError::Connect("this kind of address is not supported by this build".into())),
         };
         let settings = info.redis_settings();
-        let mut con = Connection { stream, parser: Parser::new(), deadline, db: settings.db() };
+        let mut con = Connection { stream, parser: Parser::new(), deadline, db: settings.db(), rbuf: vec![0; READ_CHUNK].into_boxed_slice(), rpos: 0, rend: 0 };
         if let Some(password) = settings.password() {
             let mut auth = redis::cmd("AUTH");
             if let Some(user) = settings.username() {
@@ -288,7 +321,7 @@ impl Connection {
     }
 
     fn recv(&mut self) -> RedisResult<Value> {
-        let reader = Bounded { stream: &mut self.stream, deadline: self.deadline };
+        let reader = Buffered { stream: &mut self.stream, deadline: self.deadline, buf: &mut self.rbuf, pos: &mut self.rpos, end: &mut self.rend };
         self.parser.parse_value(reader)
     }
 }
