@@ -134,6 +134,24 @@ describe('the MCP router passes on what the gate does not change', () => {
     expect(r.out.client).toEqual(['parsed:{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', 'parsed:{"jsonrpc":"2.0","id":2,"result":{"content":[]}}'])
   })
 
+  it('a line holding a bare carriage return is never passed as written, either way: a reader splitting at \\r would read a message the gate never decided', () => {
+    const r = router()
+    // JSON reads `\r` as whitespace, so the gate sees one allowed `echo` call with a member `x`; a
+    // universal-newline reader (the Python SDK's stdio server) sees the `wipe` call between the two
+    const hidden = '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wipe","arguments":{}}}'
+    r.client(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5},"x":\r${hidden}\r}}`)
+    r.client(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":"6"},"x":\r${hidden}\r}}`)
+    expect(r.out.server).toEqual([
+      `parsed:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":5},"x":${hidden}}}`,
+      `parsed:{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":6},"x":${hidden}}}`,
+    ])
+    // a server answer hiding a message for the client the same way
+    const note = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
+    r.server(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":\r${note}\r}}`)
+    expect(r.out.client).toEqual([`parsed:{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":${note}}}`])
+    for (const line of [...r.out.server, ...r.out.client]) expect(line).not.toContain('\r')
+  })
+
   it('a tools/list answer is never passed as written: the proxy reads it (and filters it with filterList)', () => {
     const r = router()
     r.client('{"jsonrpc":"2.0","id":3,"method":"tools/list"}')

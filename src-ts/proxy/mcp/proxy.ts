@@ -554,12 +554,13 @@ export class McpProxy {
   /**
    * Sends an allowed call on as the gate decided it, where the transport writes text: the very
    * text it decided (`changed` undefined), or that text with `changed` in place of its arguments
-   * object (no parse and re-serialization of the whole message). Otherwise — no text sink, or no
-   * arguments object to replace — the message `decided()` answers.
+   * object (no parse and re-serialization of the whole message). Otherwise — no text sink, no
+   * arguments object to replace, or a text another reader could split (see {@link oneLine}) — the
+   * message `decided()` answers.
    */
   #forward(msg: Msg, text: string, changed: string | undefined, decided: () => unknown): void {
     const toServerText = this.#sinks.toServerText
-    if (toServerText !== undefined) {
+    if (toServerText !== undefined && oneLine(text)) {
       if (changed === undefined) {
         toServerText(text)
         return
@@ -832,14 +833,27 @@ function rpcError(id: RpcId | null, code: number, message: string): Msg {
 }
 
 /**
- * Whether a server line may be passed on as it came: the key `"id"` written once, and no `\u`
- * escape (which could spell another). A line with two `id` members could be read by the client
+ * Whether a server line may be passed on as it came: the key `"id"` written once, no `\u`
+ * escape (which could spell another), and no carriage return (see {@link oneLine}). A line with two `id` members could be read by the client
  * with the first and by the proxy with the last; such lines (and any with escapes) are written
  * from the parsed message instead, so the client reads the id the proxy routed by.
  */
 function oneId(line: string): boolean {
   const i = line.indexOf('"id"')
-  return i === line.lastIndexOf('"id"') && !line.includes('\\u')
+  return i === line.lastIndexOf('"id"') && !line.includes('\\u') && oneLine(line)
+}
+
+/**
+ * Whether `text`, one line to this proxy's reader (split at `\n` only, as the MCP stdio transport
+ * says), is one line to every reader: it holds no carriage return. JSON reads a bare `\r` as
+ * whitespace, so a line may hold `\r{…another message…}\r` between two tokens and still parse as
+ * the one message the gate decided — but a reader splitting at `\r` too (Python's text streams in
+ * universal-newline mode, as the official Python SDK's stdio server reads; Java's and .NET's
+ * `readLine`) reads the message between them, which the gate never saw. Such text is never passed
+ * on as it came: it is written from the parsed message (whose serializer escapes every `\r`).
+ */
+function oneLine(text: string): boolean {
+  return !text.includes('\r')
 }
 
 /**
