@@ -3,7 +3,7 @@
 // JSON Schema the SDK sends the model (the tool's `parameters`, already converted by the SDK).
 import { ToolGateError } from '../errors'
 import type { ToolConfig } from '../types'
-import { isFunctionTool } from './openai-agents-tool'
+import { isFunctionTool, refuseUngateable } from './openai-agents-tool'
 
 /** What {@link toolsFromAgentTools} may add to, or override in, a tool's declaration (policy keys such as `writes`, `resource`, `args`). */
 export type AgentToolDeclaration = Omit<ToolConfig, 'name'>
@@ -13,8 +13,10 @@ const WHERE = 'toolsFromAgentTools'
 /**
  * The function tools of `tools` as `ToolConfig[]` for `new ToolGate({ tools })`, in order: each
  * tool's `name`, `description` and `inputSchema` (its `parameters`, the JSON Schema the model is
- * sent). Hosted, computer, shell and other tools the SDK does not run as functions are skipped
- * (the gate never sees their calls). `declare` adds policy keys per tool name (`{ send_email: {
+ * sent). Tools the provider runs (hosted tools, a shell in a hosted container) are skipped: the
+ * gate never sees their calls. A tool that runs in this process but is not a function tool (a
+ * local shell, computer, apply_patch …) or an unknown tool is `E_CONFIG`, as in `gateAgent`: no
+ * gate can decide its calls. `declare` adds policy keys per tool name (`{ send_email: {
  * writes: true } }`) and overrides read ones; a name no function tool has is `E_CONFIG` (a typo
  * never silently drops a `writes`), as are two function tools with one name. Never loads the SDK.
  */
@@ -23,6 +25,7 @@ export function toolsFromAgentTools(tools: readonly unknown[], declare: Record<s
   if (declare === null || typeof declare !== 'object' || Array.isArray(declare)) {
     throw new ToolGateError('E_CONFIG', `${WHERE}: \`declare\` must be an object of tool name → declaration`)
   }
+  refuseUngateable(tools, WHERE, 'tools')
   const seen = new Set<string>()
   const configs: ToolConfig[] = []
   for (const tool of tools) {

@@ -10,6 +10,7 @@
 // Nothing is decided here.
 import type { FunctionCallItem, FunctionTool, RunContext } from '@openai/agents'
 
+import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import type { Verdict } from '../types'
 import { contextFor, decide, guardrailOutput, makeGuardrail, type AgentContextSource, type AgentGateOptions } from './openai-agents-guardrail'
@@ -30,6 +31,75 @@ export type ToolContextOf<T> = T extends { invoke: (runContext: RunContext<infer
 export function isFunctionTool(value: unknown): value is AgentFunctionTool {
   const v = value as { type?: unknown; name?: unknown; invoke?: unknown } | null
   return v !== null && typeof v === 'object' && v.type === 'function' && typeof v.name === 'string' && typeof v.invoke === 'function'
+}
+
+/** The shell environments the provider hosts: the SDK runs no local action for their calls (it does for any other). */
+const HOSTED_SHELL_ENVIRONMENTS: ReadonlySet<unknown> = new Set(['container_auto', 'container_reference'])
+
+/** Why the SDK would run a tool's calls in this process without asking the gate, and what to do instead. */
+interface Ungateable {
+  why: string
+  instead: string
+}
+
+const USE_FUNCTION_TOOL = 'Expose what it does as a function tool (`tool()` from @openai/agents), whose every call the gate decides, or leave it off the agent'
+
+/**
+ * Why `tool` cannot be on a gated agent, or undefined when it can: a function tool (gated) or a
+ * tool the provider runs itself, so nothing of it runs in this process (passed through as it
+ * is): a hosted tool (`type: 'hosted_tool'`: web search, file search, code interpreter, image
+ * generation, hosted MCP, tool search run by OpenAI or the SDK's built-in client search, which
+ * loads only the agent's own tools) and a shell tool in a provider-hosted container
+ * (`environment.type` `container_auto` / `container_reference`: the SDK queues no local action for
+ * its calls). Anything else the SDK runs here with no `invoke` to wrap (a local shell, a
+ * computer, apply_patch, a client tool search with its own `execute`), and any tool type this
+ * SDK version does not have, is refused: the gate would never see its calls.
+ */
+function ungateable(tool: object): Ungateable | undefined {
+  const t = tool as { type?: unknown; environment?: unknown }
+  if (isFunctionTool(tool)) return undefined
+  if (t.type === 'hosted_tool') {
+    // the SDK keeps a client tool search's `execute` under a symbol (`attachClientToolSearchExecutor`)
+    const callbacks = Object.getOwnPropertySymbols(tool).filter((k) => typeof (tool as Record<symbol, unknown>)[k] === 'function')
+    if (callbacks.length === 0) return undefined
+    return {
+      why: 'is a client tool search whose `execute` runs in this process and can hand the SDK tools the gate never sees',
+      instead: 'Drop `execute` (the built-in client search loads only the agent\'s own tools, which are gated) or leave it off the agent',
+    }
+  }
+  if (t.type === 'shell') {
+    const env = t.environment as { type?: unknown } | null | undefined
+    const envType = env === undefined || env === null ? 'local' : env.type
+    if (HOSTED_SHELL_ENVIRONMENTS.has(envType)) return undefined
+    if (envType === 'local' || envType === undefined) {
+      return { why: "runs the model's commands in this process (a local `shell`)", instead: `${USE_FUNCTION_TOOL} (a shell in a hosted container, \`environment: { type: 'container_auto' }\`, is passed through)` }
+    }
+    return { why: `has a shell environment toolgate does not know (\`${String(envType)}\`) and may run the model's commands in this process`, instead: USE_FUNCTION_TOOL }
+  }
+  if (t.type === 'computer') return { why: 'drives a computer from this process (its `computer`)', instead: USE_FUNCTION_TOOL }
+  if (t.type === 'apply_patch') return { why: 'edits files from this process (its `editor`)', instead: USE_FUNCTION_TOOL }
+  return { why: 'is a tool type toolgate does not know, which the SDK may run in this process', instead: USE_FUNCTION_TOOL }
+}
+
+/**
+ * Throws `E_CONFIG` for the first of `tools` that the gate cannot decide and the provider does not
+ * run (see {@link ungateable}), naming it (`label[i]`, name and type), why, and what to do.
+ */
+export function refuseUngateable(tools: readonly unknown[], where: string, label: string): void {
+  for (const [i, tool] of tools.entries()) {
+    if (tool === null || typeof tool !== 'object') {
+      throw new ToolGateError('E_CONFIG', `${where}: ${label}[${i}] is not an Agents SDK tool (got ${tool === null ? 'null' : typeof tool})`)
+    }
+    const refusal = ungateable(tool)
+    if (refusal === undefined) continue
+    const { name, type } = tool as { name?: unknown; type?: unknown }
+    const named = typeof name === 'string' ? `\`${name}\` ` : ''
+    const typed = typeof type === 'string' ? `type \`${type}\`` : 'no `type`'
+    throw new ToolGateError(
+      'E_CONFIG',
+      `${where}: ${label}[${i}] ${named}(${typed}) ${refusal.why}: the gate cannot decide its calls, and the SDK would run every one the model sends without asking it. ${refusal.instead}`,
+    )
+  }
 }
 
 /** A copy of `tool` gated by `gate` (see {@link gateAgentTool} in toolgate/openai-agents for the contract). */

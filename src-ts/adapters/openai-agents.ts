@@ -4,7 +4,8 @@
 //   refused calls never run and the model reads the gate's message as the call's output.
 // - gateAgentTool / gateAgentTools / gateAgent: the same guardrail, plus the tool runs with the
 //   gate's repaired arguments (which a guardrail alone cannot give it) and is only offered to the
-//   model when the caller may call it.
+//   model when the caller may call it. Tools the provider runs pass through; any other tool the SDK
+//   would run in this process (a local shell, computer, apply_patch, an unknown kind) is E_CONFIG.
 // - toolsFromAgentTools: the gate's tool declarations from the tools' own JSON Schemas.
 // Nothing here decides anything: allowed or not, the arguments and the refusal message all come
 // from the gate. The SDK is an optional peer dependency, imported for its types only.
@@ -13,7 +14,7 @@ import type { Agent, AgentOutputType, ToolInputGuardrailDefinition } from '@open
 import { ToolGateError } from '../errors'
 import type { ToolGate } from '../gate'
 import { checkArgs, makeGuardrail, type AgentContextSource, type AgentGateOptions } from './openai-agents-guardrail'
-import { isFunctionTool, wrapAgentTool, type AgentFunctionTool, type GateableAgentTool, type ToolContextOf } from './openai-agents-tool'
+import { isFunctionTool, refuseUngateable, wrapAgentTool, type AgentFunctionTool, type GateableAgentTool, type ToolContextOf } from './openai-agents-tool'
 
 export { toolsFromAgentTools, type AgentToolDeclaration } from './openai-agents-declare'
 export type { AgentContextSource, AgentGateOptions, AgentVerdictInfo, ToolgateGuardrailInfo } from './openai-agents-guardrail'
@@ -84,20 +85,31 @@ export function gateAgentTool<T extends GateableAgentTool>(
 }
 
 /**
- * {@link gateAgentTool} for each function tool of `tools`, in order; other tools (hosted tools
- * the provider runs, computer, shell …) are returned as they are. A new array.
+ * {@link gateAgentTool} for each function tool of `tools`, in order; the tools the provider runs
+ * itself — hosted tools (web search, file search, code interpreter, hosted MCP, tool search …)
+ * and a shell tool in a hosted container (`environment.type` `container_auto` /
+ * `container_reference`) — are returned as they are. A new array.
+ *
+ * Fails closed: a tool the SDK runs in this process that has no function to wrap (a local
+ * `shellTool`, `computerTool`, `applyPatchTool`, a client `toolSearchTool` with its own `execute`)
+ * and any tool type toolgate does not know are `E_CONFIG`, naming the tool: the SDK would run
+ * every call of it the model sends, and the gate would never see one. Expose what it does as a
+ * function tool (`tool()`) or leave it off the agent.
  */
 export function gateAgentTools<T, TContext = unknown>(tools: readonly T[], gate: ToolGate, ctx: AgentContextSource<TContext> = {}, options: AgentGateOptions<TContext> = {}): T[] {
   checkArgs('gateAgentTools', gate, ctx, options)
   if (!Array.isArray(tools)) throw new ToolGateError('E_CONFIG', 'gateAgentTools: `tools` must be an array of Agents SDK tools')
+  refuseUngateable(tools, 'gateAgentTools', 'tools') // every tool checked before any is wrapped
   return tools.map((t) => (isFunctionTool(t) ? (wrapAgentTool(t as unknown as AgentFunctionTool<TContext>, gate, ctx, options, 'gateAgentTools') as unknown as T) : t))
 }
 
 /**
  * A clone of `agent` (`agent.clone`, same type; the original is untouched) whose function tools
- * are gated with {@link gateAgentTools}. Handoff agents and tools from `mcpServers` (listed by the
- * SDK at run time) are not gated: gate each agent, and MCP servers with toolgate/mcp or the MCP
- * proxy. `E_CONFIG` as {@link gateAgentTool}.
+ * are gated with {@link gateAgentTools} (hosted tools passed through; a local shell, computer or
+ * apply_patch tool, or an unknown tool, is `E_CONFIG`). Handoff agents and tools from
+ * `mcpServers` (listed by the SDK at run time) are not gated: gate each agent, and MCP servers
+ * with toolgate/mcp or the MCP proxy. `E_CONFIG` as {@link gateAgentTool} and
+ * {@link gateAgentTools}.
  */
 export function gateAgent<TContext, TOutput extends AgentOutputType>(
   agent: Agent<TContext, TOutput>,
@@ -109,5 +121,6 @@ export function gateAgent<TContext, TOutput extends AgentOutputType>(
   if (agent === null || typeof agent !== 'object' || typeof agent.clone !== 'function' || !Array.isArray(agent.tools)) {
     throw new ToolGateError('E_CONFIG', 'gateAgent: expected an Agent from @openai/agents')
   }
+  refuseUngateable(agent.tools, 'gateAgent', 'agent.tools')
   return agent.clone({ tools: gateAgentTools(agent.tools, gate, ctx, options) })
 }
