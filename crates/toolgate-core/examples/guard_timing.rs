@@ -52,7 +52,7 @@ fn main() {
         // The same calls one by one through `check` (arguments as text), for the breakdown.
         let args = serde_json::from_str::<serde_json::Value>(text).expect("turn is JSON");
         let singles: Vec<(String, String)> = report.calls.iter().map(|c| (c.tool.clone(), arguments_text(&args, &c.call_id))).collect();
-        let parse = || parse_payload(black_box(text).as_bytes(), gate.limits(), gate.max_payload_bytes()).map(|p| p.problems.len()).unwrap_or(0);
+        let parse = || parse_payload(black_box(text), gate.limits(), gate.max_payload_bytes()).map(|p| p.problems.len()).unwrap_or(0);
         let checks = || singles.iter().map(|(t, a)| gate.check(black_box(t), black_box(a)).flags.len()).sum();
         let guard = || gate.guard(DialectChoice::Is(d), black_box(text), &opts).map(|r| r.calls.len()).unwrap_or(0);
         let wire = || gate.guard(DialectChoice::Is(d), black_box(text), &opts).map(|r| toolgate_wire::report_with_patches(&r).len()).unwrap_or(0);

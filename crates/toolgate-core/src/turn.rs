@@ -126,7 +126,7 @@ impl Gate {
     }
 
     fn guard_inner(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
-        let parsed = parse_payload(payload.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(choice, &e))?;
+        let parsed = parse_payload(payload, self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
         let check_size = payload.len() > self.limits().max_bytes;
         let (d, mut found) = match choice {
@@ -363,7 +363,7 @@ impl Gate {
     /// [`Gate::filter_tools`] for a caller: a tool stays when this caller could call it with
     /// some arguments (see `Policy::could_allow`).
     pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
-        let parsed = parse_payload(tools.as_bytes(), self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?;
+        let parsed = parse_payload(tools, self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?;
         // a key written twice (or a prototype key) anywhere in a tool list: another reader may
         // take the other copy (a different name or schema than the one filtered), so the list is
         // refused rather than read one way here and another way there

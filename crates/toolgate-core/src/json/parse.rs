@@ -150,30 +150,31 @@ pub struct ParseInfo {
 
 /// Parses `text` strictly under `limits`.
 pub fn parse_str(text: &str, limits: &Limits) -> Result<Value, ParseError> {
-    parse_slice(text.as_bytes(), limits)
+    parse_str_info(text, limits).map(|(v, _)| v)
 }
 
-/// Parses `text` strictly under `limits`, also reporting what it noticed.
+/// Parses `text` strictly under `limits`, also reporting what it noticed. Text is read as the
+/// `&str` it is (serde_json's `StrRead`): its UTF-8 is not validated a second time.
 pub fn parse_str_info(text: &str, limits: &Limits) -> Result<(Value, ParseInfo), ParseError> {
-    parse_bytes(text.as_bytes(), limits)
+    parse_with(serde_json::de::StrRead::new(text), text.len(), limits)
 }
 
 /// Parses UTF-8 bytes strictly under `limits`; invalid UTF-8 is a syntax error.
 pub fn parse_slice(bytes: &[u8], limits: &Limits) -> Result<Value, ParseError> {
-    parse_bytes(bytes, limits).map(|(v, _)| v)
+    parse_with(serde_json::de::SliceRead::new(bytes), bytes.len(), limits).map(|(v, _)| v)
 }
 
-fn parse_bytes(bytes: &[u8], limits: &Limits) -> Result<(Value, ParseInfo), ParseError> {
-    if bytes.len() > limits.max_bytes {
-        return Err(ParseError::TooLarge { bytes: bytes.len(), limit: limits.max_bytes });
+fn parse_with<'de, R: serde_json::de::Read<'de>>(read: R, len: usize, limits: &Limits) -> Result<(Value, ParseInfo), ParseError> {
+    if len > limits.max_bytes {
+        return Err(ParseError::TooLarge { bytes: len, limit: limits.max_bytes });
     }
     let state = State::new(limits, None);
-    let (value, state) = run(bytes, state)?;
+    let (value, state) = run(read, state)?;
     Ok((value, ParseInfo { big_integer: state.big_integer.get() }))
 }
 
-fn run<'a>(bytes: &[u8], state: State<'a>) -> Result<(Value, State<'a>), ParseError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+fn run<'de, 'a, R: serde_json::de::Read<'de>>(read: R, state: State<'a>) -> Result<(Value, State<'a>), ParseError> {
+    let mut de = serde_json::Deserializer::new(read);
     let seed = ValueSeed { depth: 0, state: &state, path: None };
     let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     match result {
@@ -210,14 +211,14 @@ pub struct ParsedPayload {
 /// arguments limit plus [`ENVELOPE_DEPTH`]). Unlike [`parse_str`], duplicate and prototype keys do
 /// not end the parse: they are recorded with their path so one broken call does not hide the
 /// turn's other calls. Syntax errors, size, depth and non-finite numbers still fail.
-pub fn parse_payload(bytes: &[u8], limits: &Limits, max_payload_bytes: usize) -> Result<ParsedPayload, ParseError> {
-    if bytes.len() > max_payload_bytes {
-        return Err(ParseError::TooLarge { bytes: bytes.len(), limit: max_payload_bytes });
+pub fn parse_payload(text: &str, limits: &Limits, max_payload_bytes: usize) -> Result<ParsedPayload, ParseError> {
+    if text.len() > max_payload_bytes {
+        return Err(ParseError::TooLarge { bytes: text.len(), limit: max_payload_bytes });
     }
     let wide = Limits { max_depth: (limits.max_depth + ENVELOPE_DEPTH).min(PAYLOAD_DEPTH_CEILING), max_bytes: max_payload_bytes, ..*limits };
     let problems = RefCell::new(Vec::new());
     let state = State::new(&wide, Some(&problems));
-    let (value, state) = run(bytes, state)?;
+    let (value, state) = run(serde_json::de::StrRead::new(text), state)?;
     let (big_integer, case_keys) = (state.big_integer.get(), state.case_keys.get());
     drop(state);
     Ok(ParsedPayload { value, big_integer, problems: problems.into_inner(), case_keys })
@@ -499,23 +500,23 @@ mod tests {
     #[test]
     fn payload_mode_records_key_problems_with_their_path() {
         let text = r#"{"content":[{"input":{"a":1,"a":2}},{"input":{"__proto__":{}}}],"x":1}"#;
-        let parsed = parse_payload(text.as_bytes(), &Limits::default(), 1 << 20).unwrap();
+        let parsed = parse_payload(text, &Limits::default(), 1 << 20).unwrap();
         assert_eq!(parsed.value, serde_json::json!({"content":[{"input":{"a":1}},{"input":{}}],"x":1}));
         let k = |s: &str| Seg::Key(s.into());
         assert_eq!(parsed.problems[0], (vec![k("content"), Seg::Index(0), k("input"), k("a")], ParseError::DuplicateKey { key: "a".into() }));
         assert_eq!(parsed.problems[1].0, vec![k("content"), Seg::Index(1), k("input"), k("__proto__")]);
         assert!(!parsed.case_keys);
-        let flagged = |t: &str| parse_payload(t.as_bytes(), &Limits::default(), 1 << 20).unwrap().case_keys;
+        let flagged = |t: &str| parse_payload(t, &Limits::default(), 1 << 20).unwrap().case_keys;
         assert!(flagged(r#"{"choices":[{"message":{"Tool_Calls":[]}}]}"#));
         assert!(flagged(r#"{"x":{"Path":1,"path":2}}"#));
         assert!(flagged(r#"{"tool_call\u017f":[]}"#));
         assert!(!flagged(r#"{"functionCall":{"args":{"Path":1}},"toolCallId":"a"}"#));
-        assert!(matches!(parse_payload(b"{\"a\":", &Limits::default(), 1 << 20), Err(ParseError::Syntax { .. })));
-        assert!(matches!(parse_payload(b"[1,2]", &Limits::default(), 3), Err(ParseError::TooLarge { .. })));
+        assert!(matches!(parse_payload("{\"a\":", &Limits::default(), 1 << 20), Err(ParseError::Syntax { .. })));
+        assert!(matches!(parse_payload("[1,2]", &Limits::default(), 3), Err(ParseError::TooLarge { .. })));
         let deep = "[".repeat(77) + &"]".repeat(77);
-        assert!(parse_payload(deep.as_bytes(), &Limits::default(), 1 << 20).is_err());
+        assert!(parse_payload(&deep, &Limits::default(), 1 << 20).is_err());
         let ok = "[".repeat(76) + &"]".repeat(76);
-        assert!(parse_payload(ok.as_bytes(), &Limits::default(), 1 << 20).is_ok());
+        assert!(parse_payload(&ok, &Limits::default(), 1 << 20).is_ok());
     }
 
     #[test]

@@ -214,7 +214,7 @@ impl GateStream {
         let parsed = match &data {
             None => None,
             Some(text) => {
-                let parsed = parse_payload(text.as_bytes(), gate.limits(), gate.max_payload_bytes()).map_err(|e| unreadable(d, n, &e))?;
+                let parsed = parse_payload(text, gate.limits(), gate.max_payload_bytes()).map_err(|e| unreadable(d, n, &e))?;
                 if !parsed.value.is_object() {
                     return Err(GateError::Payload(format!("{d} stream event #{n}: expected an event object, got {}", type_name(&parsed.value))));
                 }
