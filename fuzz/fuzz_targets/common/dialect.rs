@@ -63,7 +63,7 @@ pub fn run(d: Dialect, data: &[u8]) {
     let Ok(report) = direct else { return };
     consistent(d, &report);
 
-    let lossy = parse_payload(text.as_bytes(), gate.limits(), gate.max_payload_bytes()).is_ok_and(|p| !p.problems.is_empty());
+    let lossy = parse_payload(&text, gate.limits(), gate.max_payload_bytes()).is_ok_and(|p| !p.problems.is_empty());
     let exempt = |k: &Key| lossy && k.3 == Some(Reason::BadArguments);
     let first = keys(&report);
 
