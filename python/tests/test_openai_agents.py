@@ -16,7 +16,7 @@ from agents.tool_context import ToolContext
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
-from toolgate import ToolGate, openai_agents
+from toolgate import ToolGate, ToolGateError, openai_agents
 from toolgate.openai_agents import guard_tools
 
 set_tracing_disabled(True)  # offline: no trace export
@@ -306,3 +306,107 @@ def test_calls_held_awaiting_approval_are_bounded(monkeypatch):
 
     anyio.run(main)
     assert ran == [("transfer", 2, "bob"), ("transfer", 3, "bob")]  # the oldest was dropped: refused
+
+
+# --- tools the SDK runs in this process with no FunctionTool to wrap: refused (fail closed) ---
+
+SHELL_CONFIG = {
+    "tools": [
+        *CONFIG["tools"],
+        {"name": "shell", "inputSchema": {"type": "object"}},
+        {"name": "local_shell", "inputSchema": {"type": "object"}},
+        {"name": "computer_use_preview", "inputSchema": {"type": "object"}},
+        {"name": "apply_patch", "inputSchema": {"type": "object"}},
+        {"name": "raw", "inputSchema": {"type": "object"}},
+        {"name": "web_search", "inputSchema": {"type": "object"}},
+    ],
+    "policy": {"rules": [{"effect": "allow", "tools": ["*"]}]},
+}
+
+
+def local_tools():
+    """One of each kind the SDK runs here without a FunctionTool (every name declared and allowed
+    above, so a name-only check would let each one through)."""
+    from agents import ApplyPatchTool, ComputerTool, CustomTool, LocalShellTool, ShellTool
+
+    ran: List[Any] = []
+
+    async def executor(request: Any) -> str:
+        ran.append(("shell", request))
+        return "ran"
+
+    class Editor:  # apply_patch's editor
+        def create_file(self, op: Any) -> None:
+            ran.append(("create", op))
+
+        update_file = delete_file = create_file
+
+    async def raw(ctx: Any, text: str) -> str:
+        ran.append(("raw", text))
+        return "ran"
+
+    return [
+        ShellTool(executor=executor),
+        ShellTool(executor=executor, environment={"type": "local"}),
+        LocalShellTool(executor=executor),
+        ComputerTool(computer=object()),
+        ApplyPatchTool(editor=Editor()),
+        CustomTool(name="raw", description="Raw text in.", on_invoke_tool=raw),
+        object(),
+    ], ran
+
+
+def test_a_tool_the_sdk_runs_here_without_a_function_is_refused_naming_it():
+    tools, ran = local_tools()
+    gate = ToolGate(SHELL_CONFIG)
+    search = tools_and_log()[0][0]
+    for tool in tools:
+        for ctx in ({"subject": "ana"}, lambda run_ctx: {"subject": "ana"}):
+            try:
+                guard_tools([search, tool], gate, context=ctx)
+            except ToolGateError as e:
+                assert e.code == "E_CONFIG"
+                assert "guard_tools: tools[1]" in e.message and type(tool).__name__ in e.message
+                assert "function tool" in e.message
+            else:
+                raise AssertionError(f"{type(tool).__name__} was passed through unchecked")
+    assert ran == []
+
+
+def test_a_local_shell_is_refused_and_the_message_says_what_to_do_instead():
+    from agents import ShellTool
+
+    async def executor(request: Any) -> str:  # pragma: no cover - never runs
+        return "ran"
+
+    try:
+        guard_tools([ShellTool(executor=executor)], ToolGate(SHELL_CONFIG), context={"subject": "ana"})
+    except ToolGateError as e:
+        assert e.message.startswith("guard_tools: tools[0] `shell` (ShellTool) runs the model's commands in this process")
+        assert "container_auto" in e.message
+    else:
+        raise AssertionError("a local shell was passed through")
+
+
+def test_tools_the_provider_runs_are_kept_as_they_are_when_the_caller_may_call_them():
+    from agents import ShellTool, WebSearchTool
+
+    hosted_shell = ShellTool(environment={"type": "container_auto"})
+    web = WebSearchTool()
+    search = tools_and_log()[0][0]
+    kept = guard_tools([search, hosted_shell, web], ToolGate(SHELL_CONFIG), context={"subject": "ana"})
+    assert [t.name for t in kept] == ["search", "shell", "web_search"]
+    assert kept[0] is not search and kept[1] is hosted_shell and kept[2] is web
+    # undeclared: dropped, never offered to the model
+    assert guard_tools([hosted_shell, web], ToolGate(CONFIG), context={"subject": "ana"}) == []
+
+
+def test_guard_tool_takes_function_tools_only():
+    from agents import WebSearchTool
+
+    try:
+        openai_agents.guard_tool(WebSearchTool(), ToolGate(SHELL_CONFIG))  # type: ignore[arg-type]
+    except ToolGateError as e:
+        assert e.code == "E_CONFIG" and "WebSearchTool" in e.message
+    else:
+        raise AssertionError("a hosted tool was wrapped as a function tool")

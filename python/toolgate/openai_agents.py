@@ -41,13 +41,29 @@ import json
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from agents import FunctionTool
 from agents.run_context import RunContextWrapper
+from agents.tool import (
+    ApplyPatchTool,
+    CodeInterpreterTool,
+    ComputerTool,
+    CustomTool,
+    FileSearchTool,
+    HostedMCPTool,
+    ImageGenerationTool,
+    LocalShellTool,
+    ProgrammaticToolCallingTool,
+    ShellTool,
+    ToolSearchTool,
+    WebSearchTool,
+)
 from agents.tool_context import ToolContext
 
 from ._context import CallContext
+from ._errors import ToolGateError
 from ._gate import ToolGate
 from ._json import canonical_digest
 from ._verdict import Verdict
@@ -122,8 +138,60 @@ def _approved_on_its_own(ctx: ToolContext[Any], name: str, call_id: str) -> bool
         return False
 
 
+_PROVIDER_RUN = (
+    FileSearchTool,
+    WebSearchTool,
+    HostedMCPTool,
+    CodeInterpreterTool,
+    ImageGenerationTool,
+    ToolSearchTool,  # a client-executed search is refused by the runner itself (ModelBehaviorError)
+    ProgrammaticToolCallingTool,
+)
+"""Tools the provider runs: the SDK runs nothing of their calls in this process."""
+
+_HOSTED_SHELL = ("container_auto", "container_reference")
+"""The shell environments the provider hosts (any other, and none, is a local shell)."""
+
+_USE_FUNCTION_TOOL = "Expose what it does as a function tool (``@function_tool``), whose every call the gate decides, or leave it off the agent"
+
+
+def _ungateable(tool: Any) -> Optional[str]:
+    """Why the SDK would run ``tool``'s calls in this process without asking the gate (and what
+    to do instead), or None when it cannot: a ``FunctionTool`` (gated) or a tool the provider
+    runs (passed through). Unknown tool kinds are refused: the gate would never see their calls."""
+    if isinstance(tool, FunctionTool) or isinstance(tool, _PROVIDER_RUN):
+        return None
+    if isinstance(tool, ShellTool):
+        env: Mapping[str, Any] = tool.environment if isinstance(tool.environment, Mapping) else {}
+        if env.get("type") in _HOSTED_SHELL:
+            return None
+        return f"runs the model's commands in this process (a shell with environment `{env.get('type', 'local')}`). {_USE_FUNCTION_TOOL} (a shell in a hosted container, environment type `container_auto`, is passed through)"
+    if isinstance(tool, LocalShellTool):
+        return f"runs the model's commands in this process (a local shell). {_USE_FUNCTION_TOOL}"
+    if isinstance(tool, ComputerTool):
+        return f"drives a computer from this process. {_USE_FUNCTION_TOOL}"
+    if isinstance(tool, ApplyPatchTool):
+        return f"edits files from this process (its `editor`). {_USE_FUNCTION_TOOL}"
+    if isinstance(tool, CustomTool):
+        return f"runs its `on_invoke_tool` on the model's raw text in this process. {_USE_FUNCTION_TOOL}"
+    return f"is a tool kind toolgate does not know, which the SDK may run in this process. {_USE_FUNCTION_TOOL}"
+
+
+def _refuse_ungateable(tools: Sequence[Any], where: str) -> None:
+    """``E_CONFIG`` for the first of ``tools`` whose calls the SDK would run here unchecked, naming it."""
+    for i, tool in enumerate(tools):
+        why = _ungateable(tool)
+        if why is not None:
+            name = getattr(tool, "name", None)
+            named = f"`{name}` " if isinstance(name, str) else ""
+            raise ToolGateError("E_CONFIG", f"{where}: tools[{i}] {named}({type(tool).__name__}) {why}; the gate cannot decide its calls, and the SDK would run every one the model sends without asking it")
+
+
 def guard_tool(tool: FunctionTool, gate: ToolGate, context: ContextSource = None) -> FunctionTool:
-    """One guarded copy of ``tool`` (see the module docs); the original is left as it was."""
+    """One guarded copy of ``tool`` (see the module docs); the original is left as it was.
+    ``E_CONFIG`` when ``tool`` is not a ``FunctionTool``."""
+    if not isinstance(tool, FunctionTool):
+        raise ToolGateError("E_CONFIG", f"guard_tool: expected a FunctionTool (what `@function_tool` makes), got {type(tool).__name__}")
     invoke = tool.on_invoke_tool
     name = tool.name
     held = _Held()  # the confirm verdicts of calls the user is asked about, by exact call
@@ -168,8 +236,16 @@ def guard_tool(tool: FunctionTool, gate: ToolGate, context: ContextSource = None
 def guard_tools(tools: Sequence[Any], gate: ToolGate, context: ContextSource = None) -> List[Any]:
     """Guarded copies of the ``FunctionTool`` objects in ``tools`` this caller could call (with a
     fixed ``context``; with a function, every declared tool), in order; tools the gate does not
-    declare are dropped, never offered to the model. Other tool kinds (hosted tools) are kept as
-    they are when the gate lets the caller call their name."""
+    declare are dropped, never offered to the model. Tools the provider runs (web and file search,
+    code interpreter, image generation, hosted MCP, tool search, programmatic tool calling, a
+    ``ShellTool`` in a hosted container) are kept as they are when the gate lets the caller call
+    their name.
+
+    Fails closed: a tool the SDK runs in this process with no ``FunctionTool`` to wrap (a local
+    ``ShellTool``, ``LocalShellTool``, ``ComputerTool``, ``ApplyPatchTool``, ``CustomTool``) and any
+    tool kind toolgate does not know is ``E_CONFIG``, naming it, before any tool is guarded: the
+    SDK would run every call of it the model sends, and the gate would never see one."""
+    _refuse_ungateable(tools, "guard_tools")
     if callable(context):  # the caller is known per run only: keep every declared tool
         kept = [t for t in tools if getattr(t, "name", None) in gate.tools]
     else:
