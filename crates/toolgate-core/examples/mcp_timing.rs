@@ -5,7 +5,11 @@
 //! on the same tools without the policy (same prepared caller).
 //! `cargo run --release -p toolgate-core --example mcp_timing`
 //! (`… -- --spin <seconds>` runs the whole corpus with prepared callers for that long, for
-//! `perf record`; `--spin-unknown <seconds>` only the unknown-tool cases).
+//! `perf record`; `--spin-unknown <seconds>` only the unknown-tool cases; `--guard-spin <seconds>
+//! <turn file>` guards the three-call OpenAI turn of `bench/mcp.bench.ts` with the developer
+//! caller and prints the mean per turn — write the turn with `npx tsx -e "import {turnCompletion}
+//! from './bench/corpus/mcp/corpus.ts'; require('fs').writeFileSync('/tmp/turn.json',
+//! turnCompletion())"`).
 //! `… -- --scale` times "did you mean" (the unknown tool `read_fil`, the developer caller) on
 //! the scale bench's gates of 10 / 100 / 1,000 / 10,000 tools (`scaledConfig` in
 //! `bench/corpus/mcp/corpus.ts`), interleaved: the whole `check`, and the offered names alone
@@ -184,6 +188,24 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--scale" || a == "--scale-spin") {
         scale(&cfg, &callers, &args);
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--guard-spin") {
+        // the three-call OpenAI turn of `bench/mcp.bench.ts` (its text written to a file by
+        // `turnCompletion()`), the developer caller prepared once
+        let secs: f64 = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
+        let turn = std::fs::read_to_string(args.get(i + 2).expect("--guard-spin <seconds> <turn file>")).expect("turn file");
+        let ctx = CallContext::from_json(&ctx_text("developer")).expect("caller");
+        let opts = toolgate_core::TurnOptions::default();
+        let choice = toolgate_core::DialectChoice::Is(toolgate_core::Dialect::OpenAi);
+        let t = Instant::now();
+        let mut n = 0u64;
+        while t.elapsed().as_secs_f64() < secs {
+            let r = gate.guard_as(choice, black_box(&turn), &opts, &gate.who(&ctx, Stage::Full)).expect("guard");
+            black_box(r);
+            n += 1;
+        }
+        println!("{n} turns, {:.0} ns each", t.elapsed().as_nanos() as f64 / n as f64);
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--spin" || a == "--spin-unknown") {

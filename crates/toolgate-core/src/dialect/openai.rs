@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 use super::shape::{self, broken, index, key, Path};
 use super::{Call, Codec, Dialect, Found, Refusal, TurnOptions};
 use crate::error::GateError;
+use crate::json::pointer::Seg;
 
 /// The Chat Completions codec.
 pub struct OpenAi;
@@ -39,9 +40,10 @@ impl Codec for OpenAi {
         match payload {
             Value::Array(list) => read_conversation(list, &mut found)?,
             Value::Object(m) if m.contains_key("choices") => {
-                let choices = shape::array(D, &key(&[], "choices"), &m["choices"])?;
+                let at = key(&[], "choices");
+                let choices = shape::array(D, &at, &m["choices"])?;
                 for (i, choice) in choices.iter().enumerate() {
-                    let p = index(&key(&[], "choices"), i);
+                    let p = index(&at, i);
                     let c = shape::object(D, &p, choice)?;
                     let msg = c.get("message").ok_or_else(|| broken(D, &p, "missing `message`"))?;
                     read_message(msg, key(&p, "message"), &mut found)?;
@@ -117,19 +119,30 @@ fn read_conversation(list: &[Value], found: &mut Found) -> Result<(), GateError>
     Ok(())
 }
 
-fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateError> {
+fn read_message(msg: &Value, mut path: Path, found: &mut Found) -> Result<(), GateError> {
     let m = shape::object(D, &path, msg)?;
     let calls = match m.get("tool_calls") {
         None | Some(Value::Null) => return read_legacy_function_call(m, path, found),
-        Some(v) => shape::array(D, &key(&path, "tool_calls"), v)?,
+        Some(v) => v,
     };
+    // the paths are built by extending one prefix (each call's slot is kept; a path is only
+    // read again for an error): a turn's calls cost a few small allocations, not one per segment
+    let at_message = path.len();
+    path.push(Seg::Key("tool_calls".to_owned()));
+    let calls = shape::array(D, &path, calls)?;
     // clients differ on which of the two they run (some read `function_call` when `tool_calls`
     // is empty): a message carrying both is ambiguous, and refused whole
     if m.get("function_call").is_some_and(|v| !v.is_null()) {
-        return Err(broken(D, &path, "both `tool_calls` and the legacy `function_call`: clients differ on which they run, so the message is refused"));
+        return Err(broken(
+            D,
+            &path[..at_message],
+            "both `tool_calls` and the legacy `function_call`: clients differ on which they run, so the message is refused",
+        ));
     }
     for (j, call) in calls.iter().enumerate() {
-        let p = index(&key(&path, "tool_calls"), j);
+        let mut p = Vec::with_capacity(path.len() + 3);
+        p.extend_from_slice(&path);
+        p.push(Seg::Index(j));
         let c = shape::object(D, &p, call)?;
         let id = shape::opt_string(D, &p, c, "id")?;
         let kind = shape::opt_string(D, &p, c, "type")?.unwrap_or("function");
@@ -140,16 +153,18 @@ fn read_message(msg: &Value, path: Path, found: &mut Found) -> Result<(), GateEr
                 return Err(broken(D, &p, format!("a `{kind}` call also carries `{other}`: clients differ on which they run, so the message is refused")));
             }
         }
-        let fp = key(&p, kind);
-        let f = shape::object(D, &fp, c.get(kind).ok_or_else(|| broken(D, &p, format!("missing `{kind}`")))?)?;
-        let name = shape::string(D, &fp, f, "name")?;
+        let body = c.get(kind).ok_or_else(|| broken(D, &p, format!("missing `{kind}`")))?;
+        p.push(Seg::Key(kind.to_owned()));
+        let f = shape::object(D, &p, body)?;
+        let name = shape::string(D, &p, f, "name")?;
         let member = if kind == "function" { "arguments" } else { "input" };
+        p.push(Seg::Key(member.to_owned()));
         found.calls.push(Call {
             call_id: shape::id_or_index(id, found.calls.len()),
             wire_id: id.filter(|s| !s.is_empty()).map(|s| Value::String(s.to_owned())),
             tool: name.to_owned(),
             args: shape::text_args(f, member),
-            slot: key(&fp, member),
+            slot: p,
             malformed: None,
         });
     }
@@ -171,4 +186,32 @@ fn read_legacy_function_call(m: &Map<String, Value>, path: Path, found: &mut Fou
         malformed: None,
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::pointer::to_pointer;
+
+    fn read(payload: Value) -> Result<Found, GateError> {
+        OpenAi.read(&payload, &TurnOptions::default())
+    }
+
+    #[test]
+    fn each_call_keeps_its_own_slot_and_errors_name_their_own_path() {
+        let call = |id: &str| json!({ "id": id, "type": "function", "function": { "name": "t", "arguments": "{}" } });
+        let found = read(json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": [call("a"), call("b")] } }] })).expect("read");
+        let slots: Vec<String> = found.calls.iter().map(|c| to_pointer(&c.slot)).collect();
+        assert_eq!(slots, ["/choices/0/message/tool_calls/0/function/arguments", "/choices/0/message/tool_calls/1/function/arguments"]);
+        let err = |payload: Value| match read(payload) {
+            Ok(_) => panic!("read a payload that should be refused"),
+            Err(e) => e.to_string(),
+        };
+        let both = err(json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": [], "function_call": { "name": "t" } } }] }));
+        assert!(both.contains("`choices[0].message`: both"), "{both}");
+        let missing = err(json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": [call("a"), { "id": "b", "type": "function" }] } }] }));
+        assert!(missing.contains("`choices[0].message.tool_calls[1]`: missing `function`"), "{missing}");
+        let name = err(json!({ "choices": [{ "message": { "role": "assistant", "tool_calls": [{ "id": "a", "function": { "arguments": "{}" } }] } }] }));
+        assert!(name.contains("`choices[0].message.tool_calls[0].function"), "{name}");
+    }
 }
