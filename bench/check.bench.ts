@@ -20,6 +20,7 @@ import { join } from 'node:path'
 import { fmt, here, lpad, num, pad, run, writeResult } from './harness.js'
 import { deepEqual, makePeer, type PeerConfig } from './peer.js'
 import { quantile, timerOverheadNs } from './timing.js'
+import { loadPackage } from './package.js'
 
 // ---------------------------------------------------------------------------------------------
 // Corpus
@@ -164,9 +165,11 @@ async function main(): Promise<void> {
   if (!PEER_ONLY) {
     let mod: { ToolGate: new (config: unknown) => { check(tool: string, args: string): VerdictLike } }
     try {
-      mod = (await import('../src-ts/index.js')) as unknown as typeof mod
+      const loaded = loadPackage()
+      console.log(`package: ${loaded.note}`)
+      mod = loaded.toolgate as unknown as typeof mod
     } catch (e) {
-      console.error('Cannot load toolgate from src-ts/ (is the native binding built? run `npm install` / `npm run build`).')
+      console.error('Cannot load toolgate from dist/ (is it built? run `npm install`, or `npm run build:native && npm run build:ts`).')
       console.error(`  ${e instanceof Error ? e.message : String(e)}`)
       console.error('Run with --peer-only to exercise the corpus against the ajv baseline alone.')
       process.exit(1)

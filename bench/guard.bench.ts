@@ -21,6 +21,7 @@ import { Bench } from 'tinybench'
 import { makeTurnPeer, type PeerTurn } from './guard-peer.js'
 import { fmt, here, lpad, num, pad, run, writeResult } from './harness.js'
 import { deepEqual, type PeerConfig } from './peer.js'
+import { loadPackage } from './package.js'
 
 const TB_TIME = num('BENCH_TIME', 2000, 300)
 /** The issue's target: one three-call turn through `gate.guard`, p50. */
@@ -65,7 +66,9 @@ interface Stat { meanNs: number; p50Ns: number; p99Ns: number; rme: number; samp
 async function main(): Promise<void> {
   const config = JSON.parse(readFileSync(join(here, 'corpus', 'tools.json'), 'utf8')) as PeerConfig
   const texts = TURNS.map((t) => readFileSync(join(here, 'corpus', 'turns', t.file), 'utf8').trim())
-  const { ToolGate } = (await import('../src-ts/index.js')) as typeof import('../src-ts/index')
+  const { toolgate, note } = loadPackage()
+  console.log(`package: ${note}`)
+  const { ToolGate } = toolgate
   const gate = new ToolGate(config as never)
   const peer = makeTurnPeer(config)
   // Reference only: the napi call under ToolGate.guard (the report as its JSON wire string).

@@ -34,6 +34,7 @@ import { Bench } from 'tinybench'
 
 import { here, lpad, num, pad, run, writeResult } from './harness.js'
 import { quantile, timerOverheadNs } from './timing.js'
+import { loadPackage } from './package.js'
 
 const WARMUP = num('BENCH_WARMUP', 20_000, 2_000)
 const ROUNDS = num('BENCH_ROUNDS', 300, 30)
@@ -142,7 +143,9 @@ interface VerdictLike { outcome: string; reason?: string; action?: string; resou
 interface Stat { p50: number; p90: number; p99: number; mean: number; n: number }
 
 async function main(): Promise<void> {
-  const { ToolGate } = (await import('../src-ts/index.js')) as typeof import('../src-ts/index')
+  const { toolgate, note } = loadPackage()
+  console.log(`package: ${note}`)
+  const { ToolGate } = toolgate
   const texts = {
     off: config(),
     worst: config({ pruned: false, take: 50 }),
