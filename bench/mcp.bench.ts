@@ -20,6 +20,7 @@ import { Ajv } from 'ajv'
 import { Bench } from 'tinybench'
 import { loadCorpus, roleTools, scaledConfig, turnCompletion, type CorpusCaller, type CorpusCase } from './corpus/mcp/corpus.js'
 import { deepEqual } from './peer.js'
+import { loadPackage } from './package.js'
 import { makePipeline } from './pipeline.js'
 
 const here = typeof __dirname === 'string' ? __dirname : resolve('bench')
@@ -90,7 +91,8 @@ function interleaved(sides: Record<string, CheckSide>, cases: CorpusCase[], roun
 
 async function main(): Promise<void> {
   const corpus = loadCorpus()
-  const { ToolGate } = (await import('../src-ts/index.js')) as typeof import('../src-ts/index')
+  const { toolgate, note } = loadPackage()
+  const { ToolGate } = toolgate
   const gate: Gate = new ToolGate(corpus.config as never)
   const pipeline = makePipeline(corpus.config.tools, roleTools(corpus.config))
   const callers = corpus.callers
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
   if (canPrepare) for (const [k, c] of Object.entries(callers)) prepared[k] = (gate as unknown as { caller(c: Ctx): unknown }).caller(c as Ctx)
 
   console.log(`toolgate MCP-corpus benchmark — node ${process.version} ${platform()}-${arch()}, ${cpus()[0]?.model ?? 'unknown cpu'} ×${cpus().length}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`package: ${note}`)
   console.log(`corpus: ${corpus.config.tools.length} tools from ${[...corpus.servers].map(([s, t]) => `${s} (${t.length})`).join(', ')}; ${corpus.config.policy.rules.length} rules; ${Object.keys(callers).length} callers; ${cases.length} calls`)
 
   // ---- correctness
@@ -178,15 +181,23 @@ async function main(): Promise<void> {
   const scale: Record<string, { tools: number; pass: number; unknown: number; compileMs: number }> = {}
   const passCase = cases.find((k) => k.id === 'pass-fs-read-text')!
   const unknownCase = cases.find((k) => k.id === 'unknown-typo')!
+  let scaleAnswers: string[] | undefined
   for (const n of [10, 100, 1000, 10000]) {
     const cfg = scaledConfig(corpus, n)
-    if (n < corpus.config.tools.length) cfg.tools = [corpus.config.tools.find((t) => t.name === passCase.tool)!, ...cfg.tools.filter((t) => t.name !== passCase.tool && t.name !== 'read_file').slice(0, n - 1)]
     const t0 = now()
     const g: Gate = new ToolGate(cfg as never)
     const compileMs = Number(now() - t0) / 1e6
     const ctx = canPrepare ? (g as unknown as { caller(c: Ctx): Ctx }).caller(dev) : dev
     const s = interleaved({ pass: (k) => g.check(k.tool, k.args, ctx) }, [passCase], QUICK ? 2000 : 20000, empty)
     const u = interleaved({ unknown: (k) => g.check(k.tool, k.args, ctx) }, [unknownCase], QUICK ? 500 : 5000, empty)
+    // the same work at every size: the same answers (scaledConfig keeps the names they hold);
+    // only the list of available tools after the suggestion grows, to its cap of 20 names
+    const answers = [passCase, unknownCase].map((k) => {
+      const v = g.check(k.tool, k.args, ctx)
+      return JSON.stringify({ ...v, message: v.message?.split(' Call one of the available tools')[0] })
+    })
+    scaleAnswers ??= answers
+    if (answers.join() !== scaleAnswers.join()) throw new Error(`scale: the gate of ${n} tools answered differently from the smallest: ${answers.join(' ')} vs ${scaleAnswers.join(' ')}`)
     scale[n] = { tools: n, pass: s.pass.p50, unknown: u.unknown.p50, compileMs }
     console.log(`${lpad(String(n), 6)} tools: known tool ${lpad(fmt(s.pass.p50), 6)}  unknown tool ("did you mean") ${lpad(fmt(u.unknown.p50), 8)}  compile ${fmt(compileMs, 1)} ms`)
   }
@@ -224,7 +235,7 @@ async function main(): Promise<void> {
     console.log(`${pad(t.name, 52)} mean ${lpad(fmt(tb[t.name].mean), 7)}  p50 ${lpad(fmt(tb[t.name].p50), 7)}`)
   }
 
-  const out = { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), cpu: cpus()[0]?.model ?? null, load: loadavg() }, correct: { toolgate: okGate, pipeline: okPipe, of: cases.length }, check: chk, ratios, guard: grd, scale, compile1000: { toolgateMs: median(tc), ajvMs: median(ta) }, tinybench: tb }
+  const out = { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), cpu: cpus()[0]?.model ?? null, load: loadavg(), package: note }, correct: { toolgate: okGate, pipeline: okPipe, of: cases.length }, check: chk, ratios, guard: grd, scale, compile1000: { toolgateMs: median(tc), ajvMs: median(ta) }, tinybench: tb }
   mkdirSync(join(here, 'results'), { recursive: true })
   writeFileSync(join(here, 'results', 'mcp.json'), JSON.stringify(out, null, 2) + '\n')
   console.log(`\nwrote ${join(here, 'results', 'mcp.json')}`)

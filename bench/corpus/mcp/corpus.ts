@@ -109,17 +109,28 @@ export function roleTools(config: Corpus['config']): Map<string, Set<string>> {
 }
 
 /**
+ * The tools every scaled gate holds, whatever its size: the scale bench's known tool, and the
+ * three names its unknown tool `read_fil` is offered ("Did you mean `read_file` or
+ * `read_file_1` or `read_file_2`?"). So every size answers both calls alike, and a time that
+ * grows with the size is the size's doing, not a longer answer's.
+ */
+export const SCALE_KEPT: readonly string[] = ['read_text_file', 'read_file', 'read_file_1', 'read_file_2']
+
+/**
  * A config of `n` tools for the scale figures: the corpus schemas cycled under new names
- * (`read_file_3` …), and its allow rules given every tool (its rules name tools a small gate
- * lacks; its one deny rule so widened would leave a caller no tool to see or be offered).
+ * (`read_file_3` …), {@link SCALE_KEPT} first, and the corpus's allow rules given every tool (its
+ * rules name tools a small gate lacks; its one deny rule so widened would leave a caller no
+ * tool to see or be offered). Mirrored by `scaled` in crates/toolgate-core/examples/mcp_timing.rs.
  */
 export function scaledConfig(corpus: Corpus, n: number): Corpus['config'] {
   const base = corpus.config.tools
-  const tools = []
-  for (let i = 0; i < n; i++) {
+  const cycled: Corpus['config']['tools'] = []
+  for (let i = 0; i < Math.max(n, 3 * base.length); i++) {
     const t = base[i % base.length]
-    tools.push({ ...t, name: i < base.length ? t.name : `${t.name}_${Math.floor(i / base.length)}` })
+    cycled.push({ ...t, name: i < base.length ? t.name : `${t.name}_${Math.floor(i / base.length)}` })
   }
+  const kept = SCALE_KEPT.map((name) => cycled.find((t) => t.name === name)!)
+  const tools = [...kept, ...cycled.filter((t) => !SCALE_KEPT.includes(t.name))].slice(0, n)
   const rules = corpus.config.policy.rules.filter((r) => r.effect === 'allow').map((r) => ({ ...r, tools: ['*'] }))
   return { ...corpus.config, tools, policy: { rules } }
 }

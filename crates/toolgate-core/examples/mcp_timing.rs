@@ -57,12 +57,15 @@ fn config(dir: &Path) -> Value {
     json!({ "version": 1, "tools": tools, "policy": policy["policy"] })
 }
 
-/// `scaledConfig` of `bench/corpus/mcp/corpus.ts` with the scale bench's adjustment below 64
-/// tools: the corpus's tools cycled to `n` under new names (`read_file_3` …), its allow rules
-/// given every tool.
+/// The names every scaled gate holds (`SCALE_KEPT` in `bench/corpus/mcp/corpus.ts`): the known
+/// tool and the three names `read_fil` is offered, so every size gives the same answers.
+const SCALE_KEPT: [&str; 4] = ["read_text_file", "read_file", "read_file_1", "read_file_2"];
+
+/// `scaledConfig` of `bench/corpus/mcp/corpus.ts`: the corpus's tools cycled under new names
+/// (`read_file_3` …), [`SCALE_KEPT`] first, cut to `n`; its allow rules given every tool.
 fn scaled(cfg: &Value, n: usize) -> Value {
     let base = cfg["tools"].as_array().expect("tools");
-    let mut tools: Vec<Value> = (0..n)
+    let cycled: Vec<Value> = (0..n.max(3 * base.len()))
         .map(|i| {
             let mut t = base[i % base.len()].clone();
             if i >= base.len() {
@@ -71,11 +74,9 @@ fn scaled(cfg: &Value, n: usize) -> Value {
             t
         })
         .collect();
-    if n < base.len() {
-        // bench/mcp.bench.ts: the passing case's tool first, `read_file` left out
-        let pass = base.iter().find(|t| t["name"] == "read_text_file").expect("read_text_file").clone();
-        tools = std::iter::once(pass).chain(base.iter().filter(|t| t["name"] != "read_text_file" && t["name"] != "read_file").cloned()).take(n).collect();
-    }
+    let kept = |t: &&Value| SCALE_KEPT.iter().any(|k| t["name"] == *k);
+    let first = SCALE_KEPT.iter().map(|k| cycled.iter().find(|t| t["name"] == *k).expect("a kept name").clone());
+    let tools: Vec<Value> = first.chain(cycled.iter().filter(|t| !kept(t)).cloned()).take(n).collect();
     let rules: Vec<Value> = cfg["policy"]["rules"]
         .as_array()
         .expect("rules")
