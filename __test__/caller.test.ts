@@ -106,3 +106,79 @@ describe('gate.caller', () => {
     expect(() => gate.guard('{}', { dialect: 'openai', caller: { roles: ['maintainer'] } as never })).toThrow(/Caller/)
   })
 })
+
+// A context object passed call after call is decided through the caller prepared from its text
+// while it holds what it held (src-ts/context-memo.ts). Attacker's view: a host that reuses one
+// object and changes it between calls must never get the old caller's decision.
+describe('a context object passed again and again', () => {
+  const merge = '{"owner":"o","repo":"r","pullNumber":1}'
+  const conditional = new ToolGate({
+    tools: [{ name: 'export_report', inputSchema: { type: 'object' } }],
+    policy: { rules: [{ effect: 'allow', tools: ['export_report'], when: "identity.org.tier == 'gold' and context.region == 'eu'" }] },
+  } as never)
+  const exportCall = (ctx: object) => conditional.check('export_report', '{}', ctx as CallContext).allowed
+  /** Enough calls for the object to be remembered (its text seen, then the object seen twice). */
+  const warm = (f: () => unknown) => {
+    for (let i = 0; i < 4; i++) f()
+  }
+
+  it.each([
+    ['a role pushed into its array', (c: { roles: string[] }) => c.roles.push('maintainer')],
+    ['a role written over in place', (c: { roles: string[] }) => { c.roles[0] = 'maintainer' }],
+    ['its roles replaced', (c: { roles: string[] }) => { c.roles = ['maintainer'] }],
+    ['its roles given a getter', (c: { roles: string[] }) => Object.defineProperty(c, 'roles', { get: () => ['maintainer'], enumerable: true })],
+    ['a toJSON added', (c: { roles: string[] }) => Object.assign(c, { toJSON: () => ({ subject: 'u-memo', roles: ['maintainer'] }) })],
+  ])('sees %s (denied, then allowed)', (_what, change) => {
+    const ctx = { subject: 'u-memo', roles: ['viewer'] }
+    warm(() => expect(gate.check('merge_pull_request', merge, ctx).reason).toBe('no_rule'))
+    change(ctx)
+    for (let i = 0; i < 3; i++) expect(gate.check('merge_pull_request', merge, ctx).allowed).toBe(true)
+  })
+
+  it.each([
+    ['its roles deleted', (c: { roles?: string[] }) => { delete c.roles }],
+    ['its roles set to undefined', (c: { roles?: string[] }) => { c.roles = undefined }],
+    ['its role array emptied', (c: { roles?: string[] }) => { c.roles!.length = 0 }],
+  ])('sees %s (allowed, then denied)', (_what, change) => {
+    const ctx: { subject: string; roles?: string[] } = { subject: 'u-memo-2', roles: ['maintainer'] }
+    warm(() => expect(gate.check('merge_pull_request', merge, ctx).allowed).toBe(true))
+    change(ctx)
+    for (let i = 0; i < 3; i++) expect(gate.check('merge_pull_request', merge, ctx).allowed).toBe(false)
+  })
+
+  it('sees an array element made undefined (JSON null: the context is refused, as on first sight)', () => {
+    const ctx: { subject: string; roles: (string | undefined)[] } = { subject: 'u-memo-3', roles: ['maintainer'] }
+    warm(() => expect(gate.check('merge_pull_request', merge, ctx as CallContext).allowed).toBe(true))
+    ctx.roles[0] = undefined
+    for (let i = 0; i < 3; i++) expect(() => gate.check('merge_pull_request', merge, ctx as CallContext)).toThrow(/roles\[0\]/)
+  })
+
+  it('sees a change deep inside identity and context, and a key added', () => {
+    const ctx: { subject: string; identity: { org: { tier: string } }; context: { region: string }; purpose?: string } = {
+      subject: 'u-deep',
+      identity: { org: { tier: 'gold' } },
+      context: { region: 'eu' },
+    }
+    warm(() => expect(exportCall(ctx)).toBe(true))
+    ctx.identity.org.tier = 'silver'
+    expect(exportCall(ctx)).toBe(false)
+    warm(() => expect(exportCall(ctx)).toBe(false))
+    ctx.identity.org.tier = 'gold'
+    expect(exportCall(ctx)).toBe(true)
+    ctx.context.region = 'us'
+    expect(exportCall(ctx)).toBe(false)
+    ctx.context.region = 'eu'
+    warm(() => expect(exportCall(ctx)).toBe(true))
+    // a key the core refuses, added to a remembered object, is refused as on first sight
+    Object.assign(ctx, { role: ['admin'] })
+    expect(() => exportCall(ctx)).toThrow(/role/)
+  })
+
+  it('answers a remembered object exactly as a fresh copy of it', () => {
+    for (const k of corpus.cases) {
+      const ctx = { ...callers[k.caller] }
+      const fresh = gate.check(k.tool, k.args, { ...ctx })
+      warm(() => expect(gate.check(k.tool, k.args, ctx), k.id).toEqual(fresh))
+    }
+  })
+})

@@ -125,7 +125,7 @@ export function bareContextText(ctx: CallContext | Caller | null | undefined): s
 }
 
 /** A context text the binding has read as a caller: the `BindingCaller` (kept alive here) and its handle. */
-interface Known {
+export interface Known {
   native: BindingCaller
   handle: number
 }
@@ -146,8 +146,13 @@ const SEEN_MAX = 512
  * the same: the binding reads the same text either way.
  */
 export function knownCallerHandle(Binding: typeof BindingCaller, text: string): number | undefined {
+  return knownCaller(Binding, text)?.handle
+}
+
+/** {@link knownCallerHandle}'s caller itself: holding it keeps its handle valid. */
+export function knownCaller(Binding: typeof BindingCaller, text: string): Known | undefined {
   const hit = seen.get(text)
-  if (hit) return hit.handle
+  if (hit) return hit
   if (hit === false) return undefined
   if (hit === undefined) {
     if (seen.size >= SEEN_MAX) seen.clear()
@@ -163,7 +168,7 @@ export function knownCallerHandle(Binding: typeof BindingCaller, text: string): 
   }
   const known = { native, handle: native.handle }
   seen.set(text, known)
-  return known.handle
+  return known
 }
 
 /** The plain context of a `CallContext` or prepared caller (what engines are shown). */

@@ -3,6 +3,7 @@ import { readConfigText } from './config-file'
 import { prepareConfig } from './config-host'
 import { normalizeToolSchemas, type ToolGateConfigInput } from './schema-input'
 import { bareContextText, Caller, callerHandle, callerOption, contextText, knownCallerHandle, plainContext, prepareCaller, type CallerOption } from './context'
+import { knownCallerHandleOf, rememberedCallerHandle } from './context-memo'
 import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, isThenable } from './engines'
 import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors'
 import { native, type BindingGate } from './native'
@@ -211,7 +212,9 @@ export class ToolGate {
    * Returns `passed` (run with `argumentsJson`, the caller's own text), `repaired` (run with
    * the repaired `arguments`; each change is a flag), or a refusal with a model-readable
    * `message`. Never throws on model output. On a gate with remote state (`state.redis`) it
-   * throws `E_ASYNC`: use {@link ToolGate.checkAsync}.
+   * throws `E_ASYNC`: use {@link ToolGate.checkAsync}. The same `ctx` object passed call after
+   * call is read in full each time but serialized only when it changed (compared value by
+   * value); {@link ToolGate.caller} skips even that.
    */
   check(tool: string, args: string | object | null | undefined, ctx?: CallContext): Verdict
   /** {@link ToolGate.check} for a caller prepared once with {@link ToolGate.caller} (no conversion of the context per call). */
@@ -275,6 +278,15 @@ export class ToolGate {
   /** One call: the binding's `checkAs`, in place or on the thread pool (`offLoop`), staged when engines are plugged. */
   #decide(tool: string, args: string | object | null | undefined, ctx: CallContext | Caller | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
     const text = args === null || args === undefined ? '' : jsonText(args)
+    if (ask === undefined && !offLoop && typeof text === 'string' && typeof ctx === 'object' && ctx !== null) {
+      // a prepared caller, or a context object passed before that still holds what it held
+      const prepared = ctx instanceof Caller ? callerHandle(ctx) : rememberedCallerHandle(ctx)
+      if (prepared !== undefined) {
+        const wire = this.#check(this.#handle, String(tool), text, prepared)
+        this.#audit?.decided(1)
+        return this.#fromWire(tool, wire, text)
+      }
+    }
     const c = bareContextText(ctx)
     if (typeof text !== 'string') {
       // refused before any state is read: decided in place
@@ -283,13 +295,11 @@ export class ToolGate {
     }
     if (ask === undefined && !offLoop) {
       let wire: string
-      if (ctx instanceof Caller) {
-        wire = this.#check(this.#handle, String(tool), text, callerHandle(ctx))
-      } else if (c === '') {
+      if (c === '') {
         wire = this.#check(this.#handle, String(tool), text)
       } else {
         // a context seen before is decided through the caller the binding prepared from its text
-        const known = knownCallerHandle(this.#native.BindingCaller, c)
+        const known = knownCallerHandleOf(this.#native.BindingCaller, ctx as object, c)
         wire =
           known !== undefined
             ? this.#check(this.#handle, String(tool), text, known)
