@@ -10,6 +10,7 @@
 mod config_of;
 mod keys;
 mod pool;
+mod resolve;
 mod scripts;
 mod store;
 

@@ -3,7 +3,7 @@
 //! which would answer the next command): the next use connects afresh.
 //!
 //! **One deadline per operation.** `timeoutMs` bounds an operation as a whole — connecting
-//! (with its `AUTH`, `SELECT` and eviction check) and every write and read of its commands —
+//! (resolving the host name, `resolve.rs`, then `AUTH`, `SELECT` and the eviction check) and every write and read of its commands —
 //! not each socket call: before every read and write the socket's timeout is set to the time
 //! left, and once none is left the operation fails. (With a timeout per socket call, a peer
 //! trickling its reply one byte at a time held the thread for as many timeouts as bytes.) So
@@ -17,7 +17,7 @@
 //! are unchanged.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 #[cfg(unix)]
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -25,6 +25,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use redis::{Client, Cmd, ConnectionAddr, ConnectionInfo, ConnectionLike, Parser, RedisError, RedisResult, Value};
+
+use crate::resolve::Resolver;
 
 /// Connections kept: the Node binding decides on libuv's pool (4 threads by default), the
 /// Python binding on the caller's threads; a ninth concurrent decision waits for a slot.
@@ -61,6 +63,8 @@ pub(crate) enum PoolError {
 /// The connections of one store.
 pub(crate) struct Pool {
     info: ConnectionInfo,
+    /// Resolves a TCP address's host name within each connect's deadline.
+    resolver: Option<Resolver>,
     timeout: Duration,
     slots: Vec<Mutex<Option<Connection>>>,
     next: AtomicUsize,
@@ -74,8 +78,14 @@ pub(crate) struct Pool {
 
 impl Pool {
     pub(crate) fn new(client: Client, timeout: Duration) -> Pool {
+        let info = client.get_connection_info().clone();
+        let resolver = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => Some(Resolver::new(host, *port)),
+            _ => None,
+        };
         Pool {
-            info: client.get_connection_info().clone(),
+            info,
+            resolver,
             timeout,
             slots: (0..SLOTS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
@@ -104,7 +114,7 @@ impl Pool {
             let last = self.last_failure.lock().unwrap_or_else(PoisonError::into_inner).clone();
             return Err(PoolError::Backoff(last));
         }
-        Connection::open(&self.info, deadline).inspect_err(|e| {
+        Connection::open(&self.info, self.resolver.as_ref(), deadline).inspect_err(|e| {
             *self.last_failure.lock().unwrap_or_else(PoisonError::into_inner) = e.to_string();
             self.down_until_ms.store(self.start.elapsed().as_millis() as u64 + BACKOFF.as_millis() as u64, Ordering::Relaxed);
         })
@@ -249,14 +259,16 @@ impl Read for Buffered<'_> {
 
 impl Connection {
     /// Connects, authenticates, selects the database and checks that Redis never evicts keys,
-    /// all before `deadline`. (Resolving a host name is not bounded: the system resolver has no
-    /// timeout. Use an address, or a name the host resolves locally.)
-    fn open(info: &ConnectionInfo, deadline: Instant) -> Result<Connection, PoolError> {
+    /// all before `deadline` — resolving the host name too (`resolver`, the one of a TCP address).
+    fn open(info: &ConnectionInfo, resolver: Option<&Resolver>, deadline: Instant) -> Result<Connection, PoolError> {
         let io_err = |e: io::Error| PoolError::Connect(describe(&RedisError::from(e)));
-        let stream = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => Stream::Tcp(tcp(host, *port, deadline).map_err(io_err)?),
+        let stream = match (info.addr(), resolver) {
+            (ConnectionAddr::Tcp(..), Some(r)) => {
+                let addrs = r.resolve(deadline).map_err(|e| PoolError::Connect(format!("resolving its host name: {}", describe(&RedisError::from(e)))))?;
+                Stream::Tcp(tcp(addrs, deadline).map_err(io_err)?)
+            }
             #[cfg(unix)]
-            ConnectionAddr::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(io_err)?),
+            (ConnectionAddr::Unix(path), _) => Stream::Unix(UnixStream::connect(path).map_err(io_err)?),
             _ => return Err(PoolError::Connect("this kind of address is not supported by this build".into())),
         };
         let settings = info.redis_settings();
@@ -358,10 +370,10 @@ impl ConnectionLike for Connection {
     }
 }
 
-/// A TCP connection to the first of `host`'s addresses that accepts one before `deadline`.
-fn tcp(host: &str, port: u16, deadline: Instant) -> io::Result<TcpStream> {
+/// A TCP connection to the first of `addrs` that accepts one before `deadline`.
+fn tcp(addrs: Vec<std::net::SocketAddr>, deadline: Instant) -> io::Result<TcpStream> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "the host name resolved to no address");
-    for addr in (host, port).to_socket_addrs()? {
+    for addr in addrs {
         match TcpStream::connect_timeout(&addr, left(deadline)?) {
             Ok(s) => {
                 s.set_nodelay(true)?;

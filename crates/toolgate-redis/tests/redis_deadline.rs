@@ -111,3 +111,15 @@ fn the_gate_refuses_a_trickled_decision_state_unavailable() {
     assert_eq!(v.reason, Some(Reason::StateUnavailable), "{v:?}");
     assert!(took < bound(), "took {took:?}");
 }
+
+#[test]
+fn a_host_name_is_resolved_within_the_deadline_then_used() {
+    // resolved on the store's helper thread (src/resolve.rs), then connected as an address is
+    let port = fake(Trickle::Nothing);
+    let named = RedisStore::new(&RedisConfig { url: format!("redis://localhost:{port}"), key_prefix: "dl:".into(), timeout_ms: 2000 }).unwrap();
+    assert_eq!(named.take_token("t", now_ms()).unwrap(), None);
+    // a name that cannot exist (RFC 6761) is a state error naming the lookup, never a pass
+    let missing = RedisStore::new(&RedisConfig { url: "redis://no-such-host.invalid:6379".into(), key_prefix: "dl:".into(), timeout_ms: 2000 }).unwrap();
+    let e = missing.take_token("t", now_ms()).expect_err("no such host");
+    assert!(e.0.contains("resolving its host name"), "{e}");
+}
