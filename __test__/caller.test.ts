@@ -182,3 +182,58 @@ describe('a context object passed again and again', () => {
     }
   })
 })
+
+// Differential: random context objects, each passed again and again while changed at random in
+// place (any depth, any key), always decided as a fresh JSON copy of the object is. Seeded.
+describe('a context object changed at random between calls', () => {
+  const ruled = new ToolGate({
+    tools: [{ name: 'act', inputSchema: { type: 'object' } }],
+    policy: {
+      rules: [
+        { effect: 'deny', tools: ['act'], when: "identity.blocked or context.region == 'cn'" },
+        { effect: 'allow', tools: ['act'], roles: ['admin'] },
+        { effect: 'allow', tools: ['act'], when: "identity.org.tier == 'gold' and purpose == 'audit'" },
+        { effect: 'allow', tools: ['act'], subjects: ['u-1'], when: "context.region == 'eu'" },
+      ],
+    },
+  } as never)
+  let seed = 20261203
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed % n
+  }
+  const pick = <T,>(xs: readonly T[]): T => xs[rnd(xs.length)]
+  const decide = (ctx: object) => {
+    try {
+      const v = ruled.check('act', '{}', ctx as CallContext)
+      return `${v.outcome}/${v.reason ?? ''}`
+    } catch (e) {
+      return `throws ${(e as ToolGateError).code}`
+    }
+  }
+  const mutations: ((c: Record<string, unknown>) => void)[] = [
+    (c) => { c.subject = pick(['u-1', 'u-2', undefined]) },
+    (c) => { c.roles = pick([['admin'], ['viewer'], [], undefined]) },
+    (c) => { if (Array.isArray(c.roles)) (c.roles as string[]).push(pick(['admin', 'viewer'])) },
+    (c) => { if (Array.isArray(c.roles) && c.roles.length > 0) (c.roles as string[])[0] = pick(['admin', 'viewer']) },
+    (c) => { if (Array.isArray(c.roles)) (c.roles as string[]).length = 0 },
+    (c) => { c.purpose = pick(['audit', 'ops', undefined]) },
+    (c) => { delete c[pick(['subject', 'roles', 'purpose', 'identity', 'context'])] },
+    (c) => { c.identity = { org: { tier: pick(['gold', 'silver']) }, blocked: pick([true, false]) } },
+    (c) => { const id = c.identity as { org?: { tier?: string } } | undefined; if (id?.org) id.org.tier = pick(['gold', 'silver', 'Gold']) },
+    (c) => { const id = c.identity as { blocked?: unknown } | undefined; if (id) id.blocked = pick([true, false, null, undefined]) },
+    (c) => { c.context = { region: pick(['eu', 'us', 'cn']) } },
+    (c) => { const x = c.context as { region?: string } | undefined; if (x) x.region = pick(['eu', 'us', 'cn']) },
+    (c) => { c.session = pick(['s-1', 's-2']) },
+  ]
+  it('decides every call as a fresh copy of the object would be decided (2,000 calls)', () => {
+    for (let obj = 0; obj < 100; obj++) {
+      const ctx: Record<string, unknown> = { subject: pick(['u-1', 'u-2']), roles: [pick(['admin', 'viewer'])], context: { region: 'eu' }, identity: { org: { tier: 'gold' } } }
+      for (let step = 0; step < 20; step++) {
+        if (rnd(3) === 0) pick(mutations)(ctx)
+        const copy = JSON.parse(JSON.stringify(ctx)) as object
+        expect(decide(ctx), `object ${obj}, step ${step}: ${JSON.stringify(ctx)}`).toBe(decide(copy))
+      }
+    }
+  })
+})
