@@ -14,7 +14,7 @@ byte for byte. See ``docs/python.md`` in the repository.
 ('repaired', {'limit': 10})
 """
 
-from ._context import CallContext
+from ._context import CallContext, Caller
 from ._engines import EngineAnswer, EngineRequest, PolicyEngine
 from ._errors import ErrorCode, ToolGateError
 from ._gate import Dialect, ToolGate
@@ -26,6 +26,7 @@ from ._verdict import Confirmation, Flag, Outcome, Reason, TurnCall, Verdict
 __all__ = [
     "AllowedCall",
     "CallContext",
+    "Caller",
     "Confirmation",
     "Dialect",
     "EngineAnswer",

@@ -50,3 +50,58 @@ def context_text(ctx: Optional[Mapping[str, Any]]) -> Optional[str]:
         raise ToolGateError("E_CONFIG", f"call context: cannot be serialized to JSON ({error_text(e)})") from None
     except Exception as e:  # a mapping whose items() raises, a value failing as it is read
         raise ToolGateError("E_CONFIG", f"call context: cannot be read (reading it raised {type(e).__name__}: {error_text(e)})") from None
+
+
+class Caller:
+    """A caller prepared once with :meth:`ToolGate.caller`: its context was read and checked
+    then, so a decision made with it (``gate.check(tool, args, caller)``,
+    ``gate.guard(payload, dialect, caller=caller)``) costs no serialization and no parse of the
+    context. Reuse one per caller (per user, per session). It is a snapshot: later changes to the
+    mapping it was prepared from are not seen. It may be used with any gate."""
+
+    __slots__ = ("_native", "_text")
+
+    def __init__(self, native: Any, text: Optional[str]) -> None:
+        self._native = native
+        self._text = text
+
+    @property
+    def context(self) -> Dict[str, Any]:
+        """The context this caller was prepared from, as a fresh dict (what engines are shown;
+        changing it changes nothing)."""
+        return {} if self._text is None else dict(json.loads(self._text))
+
+    def __repr__(self) -> str:
+        return f"Caller({self.context!r})"
+
+
+def caller_arg(ctx: Any) -> Any:
+    """What the binding takes for the caller of a decision: a prepared :class:`Caller`'s native
+    caller, else the context's JSON text (``None`` when empty)."""
+    if isinstance(ctx, Caller):
+        return ctx._native
+    return context_text(ctx) if ctx else None
+
+
+def keyword_caller(ctx: Mapping[str, Any]) -> Any:
+    """:func:`caller_arg` of keyword arguments (``guard``, ``filter_tools``, ``stream``): the
+    prepared ``caller=``, or the context fields. ``E_CONFIG`` when ``caller`` is not a
+    :class:`Caller`, or when context fields are given beside it (one or the other)."""
+    if "caller" not in ctx:
+        return context_text(ctx)
+    c = ctx["caller"]
+    if not isinstance(c, Caller):
+        raise ToolGateError("E_CONFIG", "caller: expected a Caller (from gate.caller(ctx))")
+    for k, v in ctx.items():
+        if k != "caller" and v is not None:
+            raise ToolGateError("E_CONFIG", f"`caller` and the context field `{k}` were both given; put the whole context in the caller")
+    return c._native
+
+
+def plain_context(ctx: Any) -> Mapping[str, Any]:
+    """The plain context of a mapping, keyword arguments or a prepared caller (what engines are shown)."""
+    if isinstance(ctx, Caller):
+        return ctx.context
+    if isinstance(ctx, Mapping) and isinstance(ctx.get("caller"), Caller):
+        return ctx["caller"].context
+    return ctx or {}

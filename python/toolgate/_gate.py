@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeV
 from . import _native
 from ._audit import AuditTrail
 from ._config import parse_json_config, prepare_config, read_config_file
-from ._context import CallContext, context_text
+from ._context import CallContext, Caller, caller_arg, context_text, keyword_caller, plain_context
 from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
 from ._errors import ToolGateError
 from ._json import Unreadable, json_text, payload_text, well_formed
@@ -41,6 +41,9 @@ def _remote_sync(method: str) -> ToolGateError:
 
 Context = Union[CallContext, Mapping[str, Any]]
 """A caller: a :class:`CallContext` (or any mapping with its keys)."""
+
+_CallerArg = Union[str, "_native.Caller", None]
+"""A decision's caller as the binding takes it: context JSON text, or a prepared native caller."""
 
 Dialect = str
 """``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"langchain"``, ``"pydantic-ai"``,
@@ -180,7 +183,19 @@ class ToolGate:
 
     # -- one call -------------------------------------------------------------------------
 
-    def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
+    def caller(self, ctx: Optional[Context] = None) -> Caller:
+        """Prepares a caller once: ``ctx`` is read and checked now (``E_CONFIG`` for a key that is
+        not a :class:`CallContext` field or a value of the wrong type), and the returned
+        :class:`Caller` is passed in its place — ``check(tool, args, caller)``,
+        ``guard(payload, dialect, caller=caller)``, ``filter_tools(tools, dialect, caller=caller)``,
+        ``stream(dialect, caller=caller)``, ``confirm(token, caller)`` — so a decision with a known
+        caller costs no serialization and no parse of its context. Decisions are the same as with
+        ``ctx``."""
+        text = context_text(ctx) if ctx else None
+        return Caller(_native.Caller(text), text)
+
+
+    def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """Decides one call. ``args`` is the raw JSON text the model sent (the hot path: parsed
         strictly in Rust, once) or an already-parsed dict; ``""`` and ``None`` mean ``{}``.
         Returns ``passed`` (run ``arguments_json``, the caller's own text), ``repaired`` (run the
@@ -192,11 +207,11 @@ class ToolGate:
             raise _remote_sync("check")
         return self._check_here(tool, args, ctx)
 
-    def _check_here(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None], ctx: Optional[Context]) -> Verdict:
+    def _check_here(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None], ctx: Optional[Union[Context, Caller]]) -> Verdict:
         text = "" if args is None else json_text(args)
-        return self._check_text(tool, text, context_text(ctx) if ctx else None, ctx)
+        return self._check_text(tool, text, caller_arg(ctx), ctx)
 
-    def _check_text(self, tool: str, text: "Union[str, Unreadable]", c: Optional[str], ctx: Optional[Context]) -> Verdict:
+    def _check_text(self, tool: str, text: "Union[str, Unreadable]", c: _CallerArg, ctx: Optional[Union[Context, Caller]]) -> Verdict:
         """Decides on the arguments' and the caller's text, made when the call was made (a host
         changing its objects afterwards changes nothing; ``ctx`` is read only for engines)."""
         # a str subclass is decided by its value, never by its own __str__ (which could name
@@ -214,10 +229,10 @@ class ToolGate:
         first, facts = self._stage_one(tool, text, c)
         if facts is None:
             return first
-        answer = ask_sync(engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "check", self._on_engine_error)
+        answer = ask_sync(engines, engine_request(tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, "check", self._on_engine_error)
         return from_native(tool, self._check(name, text, c, answer), text)
 
-    async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Context] = None) -> Verdict:
+    async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
         Works on any gate; without engines and remote state it is :meth:`check` (sub-microsecond
         work is not worth a thread hop). With remote state (``state.redis``) each decision waits
@@ -225,7 +240,7 @@ class ToolGate:
         text = "" if args is None else json_text(args)
         if isinstance(text, Unreadable) or (self._engines is None and not self._remote):
             return self._check_here(tool, args, ctx)
-        c = context_text(ctx) if ctx else None
+        c = caller_arg(ctx)
         if self._engines is None:
             # the texts are made here, on the caller's thread: the worker decides on what was passed
             return await self._off_loop(self._check_text, tool, text, c, None)
@@ -235,7 +250,7 @@ class ToolGate:
         first, facts = await self._off_loop(self._stage_one, tool, text, c)
         if facts is None:
             return first
-        answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
+        answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)
         return await self._off_loop(lambda: from_native(tool, self._check(well_formed(tool), text, c, answer), text))
 
     async def _off_loop(self, fn: Callable[..., R], *args: Any) -> R:
@@ -245,7 +260,7 @@ class ToolGate:
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args))
 
-    def _stage_one(self, tool: str, text: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
+    def _stage_one(self, tool: str, text: str, c: _CallerArg) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []
         first = from_native(tool, self._check(well_formed(tool), text, c, ""), text, engine)
         if not engine:
@@ -254,7 +269,7 @@ class ToolGate:
 
     # -- confirm-before-write -------------------------------------------------------------
 
-    def confirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
+    def confirm(self, token: str, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """The second step of confirm-before-write: ``token`` is the host-only
         ``verdict.confirmation.token`` of a ``confirm`` outcome, ``ctx`` the caller confirming
         (the same subject). Policy, engines, loop and taint run again with the current state; if
@@ -265,32 +280,32 @@ class ToolGate:
             raise _remote_sync("confirm")
         return self._confirm_here(token, ctx)
 
-    def _confirm_here(self, token: str, ctx: Optional[Context]) -> Verdict:
-        c = context_text(ctx) if ctx else None
+    def _confirm_here(self, token: str, ctx: Optional[Union[Context, Caller]]) -> Verdict:
+        c = caller_arg(ctx)
         return self._confirm_text(token, c, ctx)
 
-    def _confirm_text(self, token: str, c: Optional[str], ctx: Optional[Context]) -> Verdict:
+    def _confirm_text(self, token: str, c: _CallerArg, ctx: Optional[Union[Context, Caller]]) -> Verdict:
         if self._engines is None:
             return self._confirm_native(token, c, None)
         first, facts = self._confirm_stage_one(token, c)
         if facts is None:
             return self._first_is_final(first)
-        answer = ask_sync(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, "confirm", self._on_engine_error)
+        answer = ask_sync(self._engines, engine_request(first.tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, "confirm", self._on_engine_error)
         return self._confirm_native(token, c, answer)
 
-    async def aconfirm(self, token: str, ctx: Optional[Context] = None) -> Verdict:
+    async def aconfirm(self, token: str, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """:meth:`confirm` awaiting asynchronous engines (and, with remote state, Redis on a
         worker thread)."""
-        c = context_text(ctx) if ctx else None
+        c = caller_arg(ctx)
         if self._engines is None:
             return await self._off_loop(self._confirm_native, token, c, None)
         first, facts = await self._off_loop(self._confirm_stage_one, token, c)
         if facts is None:
             return self._first_is_final(first)
-        answer = await ask_async(self._engines, engine_request(first.tool, first.arguments, facts, ctx or {}), self._engine_timeout_ms, self._on_engine_error)
+        answer = await ask_async(self._engines, engine_request(first.tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)
         return await self._off_loop(self._confirm_native, token, c, answer)
 
-    def _confirm_native(self, token: str, c: Optional[str], engine: Optional[str], out: Optional[List[str]] = None) -> Verdict:
+    def _confirm_native(self, token: str, c: _CallerArg, engine: Optional[str], out: Optional[List[str]] = None) -> Verdict:
         if self._audit is not None and engine != "":
             self._audit.decided(1)
         tool, t = self._gate.confirm(str(token), c, engine)
@@ -302,7 +317,7 @@ class ToolGate:
             self._audit.decided(1)
         return first
 
-    def _confirm_stage_one(self, token: str, c: Optional[str]) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
+    def _confirm_stage_one(self, token: str, c: _CallerArg) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []
         first = self._confirm_native(token, c, "", engine)
         if not engine:
@@ -331,13 +346,13 @@ class ToolGate:
 
     def _guard_here(self, payload: Any, dialect: str, protocol_version: Optional[str], ctx: Mapping[str, Any]) -> TurnReport:
         text = payload_text(payload, f"{dialect} payload")
-        c = context_text(ctx)
+        c = keyword_caller(ctx)
         if self._engines is None:
             return read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text)
         first, questions = self._guard_stage_one(payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
-        answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
+        answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
         return read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
@@ -346,23 +361,23 @@ class ToolGate:
         dialect = _dialect_str(dialect)
         # the texts are made here, on the caller's thread: the worker decides on what was passed
         text = payload_text(payload, f"{dialect} payload")
-        c = context_text(ctx)
+        c = keyword_caller(ctx)
         if self._engines is None:
             return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text))
         first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
-        answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, ctx), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
+        answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
         return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text))
 
-    def _guard_stage_one(self, payload: Any, dialect: str, text: str, c: Optional[str], pv: Optional[str]) -> "tuple[Optional[TurnReport], list]":
+    def _guard_stage_one(self, payload: Any, dialect: str, text: str, c: _CallerArg, pv: Optional[str]) -> "tuple[Optional[TurnReport], list]":
         questions: list = []
         first = read_report(self._guard_native(dialect, text, c, pv, None, True), payload, text, questions)
         if all(q is None for q in questions):
             return first, questions
         return None, questions
 
-    def _guard_native(self, dialect: str, text: str, c: Optional[str], pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
+    def _guard_native(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
         if self._audit is not None:
@@ -379,7 +394,7 @@ class ToolGate:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
         dialect = well_formed(dialect)
-        c = context_text(ctx)
+        c = keyword_caller(ctx)
         gate = self._gate
         return filter_tool_list(tools, dialect, lambda names: gate.visible_tools(names, c), lambda d, t: gate.filter_tools(d, t, c))
 
@@ -394,4 +409,4 @@ class ToolGate:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "stream: `dialect` is required")
         dialect = well_formed(dialect)
-        return ToolCallStream(_native.Stream(self._gate, dialect, context_text(ctx)), dialect)
+        return ToolCallStream(_native.Stream(self._gate, dialect, keyword_caller(ctx)), dialect)

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyString, PyTuple};
-use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict};
+use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict};
 
+use crate::caller::{context, CallerArg};
 use crate::convert::verdict_tuple;
 use crate::errors::{from_core, run_detached, tool_gate_error};
 
@@ -28,11 +29,6 @@ pub struct Gate {
     pub(crate) inner: Arc<CoreGate>,
     /// The Redis store built from the config's `state.redis`, when it has one.
     redis: Option<Arc<toolgate_redis::RedisStore>>,
-}
-
-/// The caller from context JSON text (`None` or `""`: no context); `E_CONFIG` naming the key.
-fn context(py: Python<'_>, ctx: Option<&str>) -> PyResult<CallContext> {
-    CallContext::from_json(ctx.unwrap_or("")).map_err(|e| from_core(py, &e))
 }
 
 /// An [`EngineAnswer`] word (`allow`, `deny`, `delegate`, `unasked`); `E_CONFIG` otherwise.
@@ -111,10 +107,10 @@ impl Gate {
         py: Python<'py>,
         tool: &Bound<'py, PyString>,
         args: &Bound<'py, PyString>,
-        ctx: Option<PyBackedStr>,
+        ctx: Option<CallerArg<'_>>,
         engine: Option<PyBackedStr>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let ctx = context(py, ctx.as_deref())?;
+        let ctx = context(py, &ctx)?;
         let ask = engine.as_deref() == Some("");
         let answers = answers(py, engine.as_deref())?;
         let gate = &self.inner;
@@ -143,9 +139,9 @@ impl Gate {
         py: Python<'py>,
         tool: &Bound<'py, PyString>,
         detail: &Bound<'py, PyString>,
-        ctx: Option<PyBackedStr>,
+        ctx: Option<CallerArg<'_>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let ctx = context(py, ctx.as_deref())?;
+        let ctx = context(py, &ctx)?;
         let tool = tool.to_string_lossy().into_owned();
         let detail = detail.to_string_lossy().into_owned();
         let gate = &self.inner;
@@ -162,10 +158,10 @@ impl Gate {
         &self,
         py: Python<'py>,
         token: &Bound<'py, PyString>,
-        ctx: Option<PyBackedStr>,
+        ctx: Option<CallerArg<'_>>,
         engine: Option<PyBackedStr>,
     ) -> PyResult<(Option<String>, Bound<'py, PyTuple>)> {
-        let ctx = context(py, ctx.as_deref())?;
+        let ctx = context(py, &ctx)?;
         let ask = engine.as_deref() == Some("");
         let answers = answers(py, engine.as_deref())?;
         let token = token.to_string_lossy().into_owned();
@@ -187,13 +183,13 @@ impl Gate {
         py: Python<'_>,
         dialect: PyBackedStr,
         payload: &Bound<'_, PyString>,
-        ctx: Option<PyBackedStr>,
+        ctx: Option<CallerArg<'_>>,
         protocol_version: Option<String>,
         engines: Option<Vec<String>>,
         ask: bool,
     ) -> PyResult<String> {
         let text = payload_text(py, payload, &format!("{} payload", &*dialect))?;
-        let ctx = context(py, ctx.as_deref())?;
+        let ctx = context(py, &ctx)?;
         let answers = match engines {
             None => None,
             Some(list) => Some(list.iter().map(|a| engine_answer(a)).collect::<Result<Vec<_>, _>>().map_err(|e| from_core(py, &e))?),
@@ -209,9 +205,9 @@ impl Gate {
     /// Filters a tool list (JSON text in `dialect`'s request shape) to what this caller may call;
     /// answers the same shape as JSON text.
     #[pyo3(signature = (dialect, tools, ctx=None))]
-    fn filter_tools(&self, py: Python<'_>, dialect: PyBackedStr, tools: &Bound<'_, PyString>, ctx: Option<PyBackedStr>) -> PyResult<String> {
+    fn filter_tools(&self, py: Python<'_>, dialect: PyBackedStr, tools: &Bound<'_, PyString>, ctx: Option<CallerArg<'_>>) -> PyResult<String> {
         let text = payload_text(py, tools, &format!("{} tool list", &*dialect))?;
-        let ctx = context(py, ctx.as_deref())?;
+        let ctx = context(py, &ctx)?;
         let gate = &self.inner;
         run_detached(py, "tool list", "E_PAYLOAD", || {
             let d: Dialect = dialect.parse()?;
@@ -221,8 +217,8 @@ impl Gate {
 
     /// Which of `names` this caller may see (tool lists held as live objects).
     #[pyo3(signature = (names, ctx=None))]
-    fn visible_tools(&self, py: Python<'_>, names: Vec<String>, ctx: Option<PyBackedStr>) -> PyResult<Vec<bool>> {
-        let ctx = context(py, ctx.as_deref())?;
+    fn visible_tools(&self, py: Python<'_>, names: Vec<String>, ctx: Option<CallerArg<'_>>) -> PyResult<Vec<bool>> {
+        let ctx = context(py, &ctx)?;
         let gate = &self.inner;
         run_detached(py, "tool list", "E_PAYLOAD", || Ok(gate.visible(&names, &gate.who(&ctx, Stage::Full))))
     }

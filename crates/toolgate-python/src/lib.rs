@@ -11,6 +11,7 @@
 //!
 //! The typed surface users see is `python/toolgate/` (hand-written stub: `_native.pyi`).
 
+mod caller;
 mod convert;
 mod errors;
 mod gate;
@@ -27,6 +28,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<gate::Gate>()?;
+    m.add_class::<caller::Caller>()?;
     m.add_class::<stream::Stream>()?;
     m.add_function(wrap_pyfunction!(receipt::verify_receipt, m)?)?;
     m.add_function(wrap_pyfunction!(receipt::generate_receipt_key, m)?)?;

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::PyString;
-use toolgate_core::{CallContext, Dialect, Gate as CoreGate, GateError, GateStream};
+use toolgate_core::{Dialect, Gate as CoreGate, GateError, GateStream};
 
+use crate::caller::{context, CallerArg};
 use crate::errors::{from_core, tool_gate_error};
 use crate::gate::Gate;
 
@@ -56,11 +57,11 @@ impl Stream {
     /// Starts a stream on `gate` in `dialect`: `E_DIALECT` for a dialect with no stream form.
     #[new]
     #[pyo3(signature = (gate, dialect, ctx=None))]
-    fn new(py: Python<'_>, gate: &Gate, dialect: PyBackedStr, ctx: Option<PyBackedStr>) -> PyResult<Self> {
+    fn new(py: Python<'_>, gate: &Gate, dialect: PyBackedStr, ctx: Option<CallerArg<'_>>) -> PyResult<Self> {
         let gate = Arc::clone(&gate.inner);
+        let ctx = context(py, &ctx)?.into_owned();
         let made = catch_unwind(AssertUnwindSafe(|| -> Result<(Dialect, GateStream), GateError> {
             let d: Dialect = dialect.parse()?;
-            let ctx = CallContext::from_json(ctx.as_deref().unwrap_or(""))?;
             Ok((d, gate.stream_as(d, ctx)?))
         }));
         match made {
