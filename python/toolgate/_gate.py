@@ -194,7 +194,6 @@ class ToolGate:
         text = context_text(ctx) if ctx else None
         return Caller(_native.Caller(text), text)
 
-
     def check(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """Decides one call. ``args`` is the raw JSON text the model sent (the hot path: parsed
         strictly in Rust, once) or an already-parsed dict; ``""`` and ``None`` mean ``{}``.

@@ -11,7 +11,7 @@ __version__: str
 class Caller:
     """A caller's context read once (``toolgate.ToolGate.caller``); frozen."""
 
-    def __init__(self, ctx: _CallerArg = None) -> None: ...
+    def __init__(self, ctx: Optional[str] = None) -> None: ...
 
 _CallerArg = Union[str, Caller, None]
 """A decision's caller: context JSON text, or a prepared :class:`Caller`."""

@@ -23,8 +23,13 @@ impl Caller {
     #[new]
     #[pyo3(signature = (ctx=None))]
     fn new(py: Python<'_>, ctx: Option<PyBackedStr>) -> PyResult<Self> {
-        CallContext::from_json(ctx.as_deref().unwrap_or("")).map(|ctx| Caller { ctx }).map_err(|e| from_core(py, &e))
+        read(py, ctx.as_deref().unwrap_or("")).map(|ctx| Caller { ctx })
     }
+}
+
+/// The context in JSON text `text` (`""`: no context); `E_CONFIG` naming what the core refuses.
+fn read(py: Python<'_>, text: &str) -> PyResult<CallContext> {
+    CallContext::from_json(text).map_err(|e| from_core(py, &e))
 }
 
 /// The caller of a decision as the package passes it: a prepared [`Caller`], or context JSON text.
@@ -40,7 +45,7 @@ pub(crate) enum CallerArg<'py> {
 pub(crate) fn context<'a>(py: Python<'_>, arg: &'a Option<CallerArg<'_>>) -> PyResult<Cow<'a, CallContext>> {
     match arg {
         Some(CallerArg::Prepared(c)) => Ok(Cow::Borrowed(&c.get().ctx)),
-        Some(CallerArg::Text(t)) => CallContext::from_json(t).map(Cow::Owned).map_err(|e| from_core(py, &e)),
-        None => CallContext::from_json("").map(Cow::Owned).map_err(|e| from_core(py, &e)),
+        Some(CallerArg::Text(t)) => read(py, t).map(Cow::Owned),
+        None => read(py, "").map(Cow::Owned),
     }
 }

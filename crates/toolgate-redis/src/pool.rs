@@ -3,12 +3,12 @@
 //! which would answer the next command): the next use connects afresh.
 //!
 //! **One deadline per operation.** `timeoutMs` bounds an operation as a whole — connecting
-//! (resolving the host name, `resolve.rs`, then `AUTH`, `SELECT` and the eviction check) and every write and read of its commands —
-//! not each socket call: before every read and write the socket's timeout is set to the time
-//! left, and once none is left the operation fails. (With a timeout per socket call, a peer
-//! trickling its reply one byte at a time held the thread for as many timeouts as bytes.) So
-//! the connection is this module's own [`ConnectionLike`] over a plain socket, its replies
-//! parsed by redis-rs's [`Parser`].
+//! (resolving the host name, `resolve.rs`, then `AUTH`, `SELECT` and the eviction check) and
+//! every write and read of its commands — not each socket call: before every read and write
+//! the socket's timeout is set to the time left, and once none is left the operation fails.
+//! (With a timeout per socket call, a peer trickling its reply one byte at a time held the
+//! thread for as many timeouts as bytes.) So the connection is this module's own
+//! [`ConnectionLike`] over a plain socket, its replies parsed by redis-rs's [`Parser`].
 //!
 //! **No eviction.** Every gate key has a TTL, so a Redis whose `maxmemory-policy` is anything
 //! but `noeviction` may evict taint, rate counts and tokens under memory pressure, which another

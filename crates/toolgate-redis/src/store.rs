@@ -31,9 +31,9 @@ pub enum RedisStoreError {
 ///   of concurrent takes in any number of processes exactly one gets it.
 /// - **Bounded**: every key has a TTL — a scope's loop counters (one hash of at most 1024 call
 ///   keys, least recently used forgotten first, as in memory) their longest window, rate
-///   counters their window plus 1 s, tokens their expiry, taint 24 hours (`SESSION_TTL_MS`) after the
-///   scope's last recorded call or sink check (an idle session's taint is then forgotten and it
-///   reads clean: documented in docs/state.md).
+///   counters their window plus 1 s, tokens their expiry, taint 24 hours (`SESSION_TTL_MS`)
+///   after the scope's last recorded call or sink check (an idle session's taint is then
+///   forgotten and it reads clean: documented in docs/state.md).
 /// - **Taint by name**: a scope's taint is the set of label names it was raised to, read as a
 ///   level of the labels each call passes; a name they do not hold, or a value of another form,
 ///   reads as the top label.
