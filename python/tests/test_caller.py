@@ -121,9 +121,21 @@ def test_cannot_be_given_beside_context_fields_nor_be_anything_else(gate):
         gate.filter_tools([], "openai", caller="viewer")
     with pytest.raises(ToolGateError, match="Caller"):
         gate.stream("openai", caller=object())
-    # a forged Caller holding no native caller is refused by the binding, never read as no caller
-    with pytest.raises(Exception):
-        gate.check("merge_pull_request", MERGE, Caller(object(), '{"roles":["maintainer"]}'))
+    # a forged Caller holding no native caller is refused (E_CONFIG), never read as no caller,
+    # at every entry that takes one
+    forged = Caller(object(), '{"roles":["maintainer"]}')
+    refusals = [
+        lambda: gate.check("merge_pull_request", MERGE, forged),
+        lambda: gate.confirm("tok", forged),
+        lambda: gate.guard("{}", "openai", caller=forged),
+        lambda: gate.filter_tools([], "openai", caller=forged),
+        lambda: gate.stream("openai", caller=forged),
+        lambda: asyncio.run(gate.acheck("merge_pull_request", MERGE, forged)),
+    ]
+    for refuse in refusals:
+        with pytest.raises(ToolGateError, match="not prepared by gate.caller") as e:
+            refuse()
+        assert e.value.code == "E_CONFIG"
 
 
 def test_engines_are_shown_the_prepared_context_and_confirm_takes_a_caller(policy_config):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict
 
+from . import _native
 from ._errors import ToolGateError
 from ._json import error_text
 
@@ -79,8 +80,17 @@ def caller_arg(ctx: Any) -> Any:
     """What the binding takes for the caller of a decision: a prepared :class:`Caller`'s native
     caller, else the context's JSON text (``None`` when empty)."""
     if isinstance(ctx, Caller):
-        return ctx._native
+        return native_caller(ctx)
     return context_text(ctx) if ctx else None
+
+
+def native_caller(c: Caller) -> Any:
+    """The native caller a :class:`Caller` holds; ``E_CONFIG`` for one not made by
+    :meth:`ToolGate.caller` (built by hand, or its fields replaced), which holds none."""
+    n = c._native
+    if not isinstance(n, _native.Caller):
+        raise ToolGateError("E_CONFIG", "caller: this Caller was not prepared by gate.caller(ctx); prepare one with it")
+    return n
 
 
 def keyword_caller(ctx: Mapping[str, Any]) -> Any:
@@ -95,7 +105,7 @@ def keyword_caller(ctx: Mapping[str, Any]) -> Any:
     for k, v in ctx.items():
         if k != "caller" and v is not None:
             raise ToolGateError("E_CONFIG", f"`caller` and the context field `{k}` were both given; put the whole context in the caller")
-    return c._native
+    return native_caller(c)
 
 
 def plain_context(ctx: Any) -> Mapping[str, Any]:
