@@ -9,7 +9,7 @@ import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors
 import { native, type BindingGate } from './native'
 import { GateState } from './state'
 import { filterToolList } from './tools'
-import { addFacts, engineQuestions, type Facts, jsonText, payloadText, readTurnWire } from './turn'
+import { addFacts, engineQuestions, type Facts, jsonText, parseTurnWire, payloadText, readTurnWire } from './turn'
 import { readSingleCallWire, type SingleCallDecision } from './single-call'
 import { ToolCallStream, type StreamOptions } from './stream'
 import type {
@@ -433,8 +433,10 @@ export class ToolGate {
     }
     if (ask === undefined) return chain(run(undefined), (w) => readTurnWire(w, payload, text))
     return chain(run('ask'), (first) => {
-      const questions = engineQuestions(first)
-      if (questions.every((q) => q === undefined)) return readTurnWire(first, payload, text)
+      const stageOne = parseTurnWire(first)
+      const questions = engineQuestions(stageOne)
+      // final already (no call reached the engines): read as it was parsed, not parsed again
+      if (questions.every((q) => q === undefined)) return readTurnWire(stageOne, payload, text)
       const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
       const answers = questions.map((q): StageAnswer | Promise<EngineAnswer> => (q === undefined ? 'unasked' : ask(engineRequest(q.tool, q.arguments, q, context))))
       const finish = (a: StageAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))

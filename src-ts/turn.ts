@@ -131,9 +131,17 @@ export interface EngineQuestion {
   engine: string
 }
 
-/** The engine questions of a stage-one report wire, by call index (`undefined`: not asked). */
-export function engineQuestions(wire: string): (EngineQuestion | undefined)[] {
-  return (JSON.parse(wire) as WireReport).calls.map((c) =>
+/** A report wire parsed once: a stage-one report is asked for its engine questions, then read as the answer when it has none. */
+export type ParsedTurnWire = WireReport
+
+/** Parses a report wire (`toolgate_wire::report_with_patches`). */
+export function parseTurnWire(wire: string): ParsedTurnWire {
+  return JSON.parse(wire) as WireReport
+}
+
+/** The engine questions of a stage-one report, by call index (`undefined`: not asked). */
+export function engineQuestions(w: ParsedTurnWire): (EngineQuestion | undefined)[] {
+  return w.calls.map((c) =>
     c.engine === undefined
       ? undefined
       : { tool: c.tool, arguments: JSON.parse(c.argumentsJson ?? '{}') as Record<string, unknown>, action: c.action, resource: c.resource, engine: c.engine },
@@ -181,10 +189,9 @@ export function isGateReport(v: unknown): v is TurnReport {
   return typeof v === 'object' && v !== null && MadeByGate.has(v)
 }
 
-/** Builds the public report from the binding's wire; `original` is the payload as the caller gave it. */
-
-export function readTurnWire(wire: string, original: unknown, text: string): TurnReport {
-  const w = JSON.parse(wire) as WireReport
+/** Builds the public report from the binding's wire (text, or parsed by {@link parseTurnWire}); `original` is the payload as the caller gave it. */
+export function readTurnWire(wire: string | ParsedTurnWire, original: unknown, text: string): TurnReport {
+  const w = typeof wire === 'string' ? parseTurnWire(wire) : wire
   const calls: TurnCall[] = w.calls.map(readCall)
   const allowed: TurnReport['allowed'] = []
   for (const c of calls) {
