@@ -2,8 +2,14 @@
  * The MCP corpus (see README.md beside this file): 64 tool schemas as real MCP servers publish
  * them, a four-role policy, four callers and realistic calls with known right answers. Loaded
  * the same way by every benchmark that uses it, so both sides of a comparison get one config.
+ *
+ * The config is built from `servers/` and `policy.json` by {@link buildConfig} and checked in as
+ * `config.json`, the one source every reader (this file, the Rust and Python benchmarks and
+ * tests) loads. Regenerate it after editing either:
+ *
+ *   npx tsx bench/corpus/mcp/corpus.ts --write
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 /** One tool as a server's `tools/list` declares it. */
@@ -45,11 +51,18 @@ export interface CorpusCase {
   note: string
 }
 
+/** The toolgate config the corpus gates with (what `config.json` holds). */
+export interface CorpusConfig {
+  version: 1
+  tools: (ServerTool & { destructive?: boolean })[]
+  policy: { rules: CorpusRule[] }
+}
+
 export interface Corpus {
   /** Server name → its tools, in file order. */
   servers: Map<string, ServerTool[]>
-  /** The toolgate config: every tool (destructive ones marked), and the policy. */
-  config: { version: 1; tools: (ServerTool & { destructive?: boolean })[]; policy: { rules: CorpusRule[] } }
+  /** The toolgate config (`config.json`): every tool (destructive ones marked), and the policy. */
+  config: CorpusConfig
   callers: Record<string, CorpusCaller>
   cases: CorpusCase[]
 }
@@ -59,13 +72,26 @@ const here = typeof __dirname === 'string' ? __dirname : resolve('bench/corpus/m
 
 const read = (name: string): unknown => JSON.parse(readFileSync(join(here, name), 'utf8'))
 
-/** Loads the corpus from bench/corpus/mcp/. */
-export function loadCorpus(): Corpus {
+/** The generated config file, and the command that regenerates it. */
+const CONFIG_FILE = 'config.json'
+const WRITE = 'npx tsx bench/corpus/mcp/corpus.ts --write'
+
+/** Server name → its tools (`name`, `description`, `inputSchema`; other keys dropped), files in name order. */
+function readServers(): Map<string, ServerTool[]> {
   const servers = new Map<string, ServerTool[]>()
   for (const f of readdirSync(join(here, 'servers')).filter((n) => n.endsWith('.json')).sort()) {
     const s = read(join('servers', f)) as { tools: ServerTool[] }
     servers.set(f.replace(/\.json$/, ''), s.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })))
   }
+  return servers
+}
+
+/**
+ * Builds the config from `servers/` and `policy.json`: every server's tools (files in name
+ * order), those `policy.json` lists as `destructive` marked so, and its policy. Throws on a tool
+ * declared twice. `config.json` must hold exactly this ({@link configText}).
+ */
+export function buildConfig(servers: Map<string, ServerTool[]> = readServers()): CorpusConfig {
   const p = read('policy.json') as { destructive: string[]; policy: { rules: CorpusRule[] } }
   const destructive = new Set(p.destructive)
   const tools = [...servers.values()].flat().map((t) => (destructive.has(t.name) ? { ...t, destructive: true } : t))
@@ -74,9 +100,38 @@ export function loadCorpus(): Corpus {
     if (seen.has(t.name)) throw new Error(`corpus: tool ${t.name} is declared twice`)
     seen.add(t.name)
   }
+  return { version: 1, tools, policy: p.policy }
+}
+
+/** A config as `config.json` is written. */
+export function configText(config: CorpusConfig): string {
+  return JSON.stringify(config, null, 2) + '\n'
+}
+
+/** The text of the checked-in `config.json`. */
+export function readConfigText(): string {
+  return readFileSync(join(here, CONFIG_FILE), 'utf8')
+}
+
+/** Writes {@link buildConfig}'s config to `config.json`; returns it. */
+function writeConfig(): CorpusConfig {
+  const config = buildConfig()
+  writeFileSync(join(here, CONFIG_FILE), configText(config))
+  return config
+}
+
+/**
+ * Loads the corpus from bench/corpus/mcp/, the config from `config.json`. Throws when that file
+ * is not what {@link buildConfig} makes of `servers/` and `policy.json` now (one was edited and
+ * the file not regenerated).
+ */
+export function loadCorpus(): Corpus {
+  const servers = readServers()
+  const text = readConfigText()
+  if (text !== configText(buildConfig(servers))) throw new Error(`bench/corpus/mcp/${CONFIG_FILE} is stale: run \`${WRITE}\``)
   return {
     servers,
-    config: { version: 1, tools, policy: p.policy },
+    config: JSON.parse(text) as CorpusConfig,
     callers: read('callers.json') as Record<string, CorpusCaller>,
     cases: read('cases.json') as CorpusCase[],
   }
@@ -91,7 +146,7 @@ function globRegExp(glob: string): RegExp {
  * The role → tool set a developer writes by hand for the same policy: each allow rule's globs
  * expanded over the declared tools, minus what a deny rule takes from that role.
  */
-export function roleTools(config: Corpus['config']): Map<string, Set<string>> {
+export function roleTools(config: CorpusConfig): Map<string, Set<string>> {
   const names = config.tools.map((t) => t.name)
   const expand = (globs: string[]): string[] => names.filter((n) => globs.some((g) => globRegExp(g).test(n)))
   const out = new Map<string, Set<string>>()
@@ -122,9 +177,9 @@ export const SCALE_KEPT: readonly string[] = ['read_text_file', 'read_file', 're
  * rules name tools a small gate lacks; its one deny rule so widened would leave a caller no
  * tool to see or be offered). Mirrored by `scaled` in crates/toolgate-core/examples/mcp_timing.rs.
  */
-export function scaledConfig(corpus: Corpus, n: number): Corpus['config'] {
+export function scaledConfig(corpus: Corpus, n: number): CorpusConfig {
   const base = corpus.config.tools
-  const cycled: Corpus['config']['tools'] = []
+  const cycled: CorpusConfig['tools'] = []
   for (let i = 0; i < Math.max(n, 3 * base.length); i++) {
     const t = base[i % base.length]
     cycled.push({ ...t, name: i < base.length ? t.name : `${t.name}_${Math.floor(i / base.length)}` })
@@ -149,4 +204,15 @@ export function turnCompletion(): string {
     choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, refusal: null, tool_calls: TURN_CALLS.map((c, i) => ({ id: `call_${i}Qm8dWv2`, type: 'function', function: { name: c.tool, arguments: c.args } })) } }],
     usage: { prompt_tokens: 2143, completion_tokens: 96, total_tokens: 2239 },
   })
+}
+
+// `npx tsx bench/corpus/mcp/corpus.ts --write`: regenerate config.json (CommonJS under tsx).
+if (typeof require !== 'undefined' && require.main === module) {
+  if (process.argv.includes('--write')) {
+    const config = writeConfig()
+    console.log(`wrote bench/corpus/mcp/${CONFIG_FILE} (${config.tools.length} tools)`)
+  } else {
+    console.error(`usage: ${WRITE}`)
+    process.exitCode = 2
+  }
 }
