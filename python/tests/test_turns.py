@@ -77,6 +77,36 @@ def test_unrepaired_payload_is_the_callers_own_value(gate):
     assert gate.guard(json.dumps(turn), "anthropic").payload == turn
 
 
+def test_a_repaired_payload_is_built_when_read_from_the_text_decided_on(gate):
+    turn = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Paris", "days": "3"}},
+            {"type": "tool_use", "id": "t2", "name": "search", "input": {"query": "x"}},
+        ],
+    }
+    r = gate.guard(turn, "anthropic")
+    assert [c.outcome for c in r.calls] == ["repaired", "passed"]
+    # the host changes its value after the decision: the payload is still what was decided on
+    turn["content"][1]["input"]["query"] = "changed afterwards"
+    p = r.payload
+    assert p is not turn and p is r.payload  # a fresh value, built once
+    assert p["content"][0]["input"] == {"city": "Paris", "days": 3}
+    assert p["content"][1]["input"] == {"query": "x"}
+    assert turn["content"][0]["input"] == {"city": "Paris", "days": "3"}  # the caller's own value untouched
+    # OpenAI: the repaired arguments written back as the very text the call runs with
+    args = json.dumps({"city": "Paris", "days": "3"})
+    completion = {"choices": [{"message": {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": args}}]}}]}
+    r = gate.guard(json.dumps(completion), "openai")
+    assert r.calls[0].outcome == "repaired"
+    assert r.payload["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == r.calls[0].arguments_json
+    assert json.loads(r.calls[0].arguments_json) == {"city": "Paris", "days": 3}
+    # a payload set before it is read is the one read, and no patch is written over it later
+    r = gate.guard(json.dumps(completion), "openai")
+    r.payload = {"replaced": True}
+    assert r.payload == {"replaced": True} and r.to_dict()["payload"] == {"replaced": True}
+
+
 def test_guard_errors(gate):
     with pytest.raises(ToolGateError) as e:
         gate.guard("{}", "klingon")

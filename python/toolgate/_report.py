@@ -4,7 +4,7 @@ into a :class:`TurnReport`. Conversion only."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ._verdict import TurnCall
 
@@ -42,15 +42,32 @@ class TurnReport:
     tokens are never in ``payload`` or ``feedback``.
     """
 
-    __slots__ = ("dialect", "calls", "allowed", "payload", "feedback", "provider_executed", "turn_refusals")
+    __slots__ = ("dialect", "calls", "allowed", "_payload", "_lazy", "feedback", "provider_executed", "turn_refusals")
 
     dialect: str
     calls: List[TurnCall]
     allowed: List[AllowedCall]
-    payload: Any
     feedback: List[Any]
     provider_executed: List[Dict[str, Any]]
     turn_refusals: List[Dict[str, str]]
+    _payload: Any
+    # what a payload not built yet is built from: the caller's payload, its text, the patches
+    _lazy: Optional[Tuple[Any, str, List[Dict[str, Any]]]]
+
+    @property
+    def payload(self) -> Any:
+        """The turn with the repairs written in (see the class docs). Built when first read: most
+        hosts run ``allowed`` and answer ``feedback`` and never pay for it."""
+        lazy = self._lazy
+        if lazy is not None:
+            self._payload = _patched_payload(lazy[0], lazy[1], lazy[2], self.calls)
+            self._lazy = None
+        return self._payload
+
+    @payload.setter
+    def payload(self, value: Any) -> None:
+        self._payload = value
+        self._lazy = None
 
     def to_dict(self) -> Dict[str, Any]:
         """The report with the Node package's field names."""
@@ -99,21 +116,45 @@ def read_calls(wire: str) -> List[TurnCall]:
 
 
 def read_report(wire: str, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
-    """The report from its wire; ``original`` is the payload as the caller gave it and
-    ``text`` its JSON text (the payload when nothing was repaired: the caller's own value, parsed
-    if it was text)."""
+    """The report from its wire; ``original`` is the payload as the caller gave it and ``text``
+    its JSON text. A stream's wire carries the payload; ``guard``'s carries ``patches`` instead,
+    written into a fresh parse of ``text`` when ``payload`` is first read (the caller's own value
+    when there are none, parsed if it was text)."""
     w = _loads(wire)
     r = TurnReport.__new__(TurnReport)
     r.dialect = w["dialect"]
     r.calls = [read_call(c, engine_out) for c in w["calls"]]
     r.allowed = [AllowedCall(c.call_id, c.tool, c.arguments) for c in r.calls if c.allowed]  # type: ignore[arg-type]
     if "payload" in w:
-        r.payload = w["payload"]
-    elif isinstance(original, (str, bytes, bytearray)):
-        r.payload = _loads(text) if text else None
+        r._payload = w["payload"]
+        r._lazy = None
     else:
-        r.payload = original
+        r._payload = None
+        r._lazy = (original, text, w.get("patches", []))
     r.feedback = w["feedback"]
     r.provider_executed = w.get("providerExecuted", [])
     r.turn_refusals = w.get("turnRefusals", [])
     return r
+
+
+def _patched_payload(original: Any, text: str, patches: List[Dict[str, Any]], calls: List[TurnCall]) -> Any:
+    """The payload with the core's repairs written in: the caller's own value when there are none
+    (parsed, when it was text), else a fresh parse of the text the core read with each patch's
+    call's ``arguments_json`` set at its path (as that text, or the value it holds)."""
+    if not patches:
+        if isinstance(original, (str, bytes, bytearray)):
+            return _loads(text) if text else None
+        return original
+    root: Any = _loads(text)
+    for p in patches:
+        js = calls[p["call"]].arguments_json
+        value = js if p["asText"] else _loads(js)
+        path = p["path"]
+        if not path:
+            root = value
+            continue
+        parent = root
+        for seg in path[:-1]:
+            parent = parent[seg]
+        parent[path[-1]] = value
+    return root

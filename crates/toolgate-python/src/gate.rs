@@ -173,7 +173,8 @@ impl Gate {
     }
 
     /// Guards a whole turn (`payload` JSON text) in `dialect` (or `"auto"`); answers the report
-    /// as JSON text (the report wire of `toolgate_wire::report`, with `payload` only when repairs changed it).
+    /// as JSON text (the report wire of `toolgate_wire::report_with_patches`: where repairs go in the
+    /// caller's payload, which `python/toolgate/_report.py` writes in only when it is read).
     /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
     /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
     #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
@@ -198,7 +199,7 @@ impl Gate {
         let opts = TurnOptions { protocol_version };
         run_detached(py, "payload", "E_PAYLOAD", || {
             let choice: DialectChoice = dialect.parse()?;
-            Ok(toolgate_wire::report(&gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?))
+            Ok(toolgate_wire::report_with_patches(&gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?))
         })
     }
 
