@@ -15,7 +15,7 @@ from ._context import CallContext, Caller, caller_arg, context_text, keyword_cal
 from ._engines import DEFAULT_ENGINE_TIMEOUT_MS, EngineErrorReporter, PolicyEngine, ask_async, ask_sync, engine_request
 from ._errors import ToolGateError
 from ._json import Unreadable, json_text, payload_text, well_formed
-from ._report import TurnReport, read_report
+from ._report import NativeReport, TurnReport, read_native_report
 from ._stream import ToolCallStream
 from ._tools import filter_tool_list
 from ._verdict import Verdict, from_native
@@ -347,12 +347,12 @@ class ToolGate:
         text = payload_text(payload, f"{dialect} payload")
         c = keyword_caller(ctx)
         if self._engines is None:
-            return read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text)
+            return read_native_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text)
         first, questions = self._guard_stage_one(payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
         answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
-        return read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text)
+        return read_native_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
         """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order; with
@@ -362,21 +362,21 @@ class ToolGate:
         text = payload_text(payload, f"{dialect} payload")
         c = keyword_caller(ctx)
         if self._engines is None:
-            return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text))
+            return await self._off_loop(lambda: read_native_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text))
         first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, text, c, protocol_version)
         if first is not None:
             return first
         answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
-        return await self._off_loop(lambda: read_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text))
+        return await self._off_loop(lambda: read_native_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text))
 
     def _guard_stage_one(self, payload: Any, dialect: str, text: str, c: _CallerArg, pv: Optional[str]) -> "tuple[Optional[TurnReport], list]":
         questions: list = []
-        first = read_report(self._guard_native(dialect, text, c, pv, None, True), payload, text, questions)
+        first = read_native_report(self._guard_native(dialect, text, c, pv, None, True), payload, text, questions)
         if all(q is None for q in questions):
             return first, questions
         return None, questions
 
-    def _guard_native(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> str:
+    def _guard_native(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> NativeReport:
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
         if self._audit is not None:

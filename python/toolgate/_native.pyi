@@ -1,6 +1,6 @@
 """Typed stub of the compiled module (crates/toolgate-python). Raw binding: use ``toolgate``."""
 
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 _Flag = Tuple[str, str, bool, Any, bool, Any]
 _Facts = Tuple[Optional[str], Optional[str], Optional[Tuple[str, str, str]], Optional[str], bool, Optional[str], Optional[str]]
@@ -31,7 +31,7 @@ class Gate:
         protocol_version: Optional[str] = None,
         engines: Optional[List[str]] = None,
         ask: bool = False,
-    ) -> str: ...
+    ) -> Tuple[str, List[Tuple[str, str, _Verdict]], List[Tuple[int, List[Union[str, int]], bool]], List[Any], List[Dict[str, Any]], List[Dict[str, str]]]: ...
     def filter_tools(self, dialect: str, tools: str, ctx: _CallerArg = None) -> str: ...
     def visible_tools(self, names: List[str], ctx: _CallerArg = None) -> List[bool]: ...
     def mark_session(self, session: str, label: str) -> None: ...

@@ -4,9 +4,9 @@ into a :class:`TurnReport`. Conversion only."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ._verdict import TurnCall
+from ._verdict import NativeVerdict, TurnCall
 
 _loads = json.loads
 
@@ -52,7 +52,7 @@ class TurnReport:
     turn_refusals: List[Dict[str, str]]
     _payload: Any
     # what a payload not built yet is built from: the caller's payload, its text, the patches
-    _lazy: Optional[Tuple[Any, str, List[Dict[str, Any]]]]
+    _lazy: Optional[Tuple[Any, str, List[Tuple[int, List[Union[str, int]], bool]]]]
 
     @property
     def payload(self) -> Any:
@@ -115,29 +115,63 @@ def read_calls(wire: str) -> List[TurnCall]:
     return [read_call(c) for c in _loads(wire)]
 
 
-def read_report(wire: str, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
-    """The report from its wire; ``original`` is the payload as the caller gave it and ``text``
-    its JSON text. A stream's wire carries the payload; ``guard``'s carries ``patches`` instead,
-    written into a fresh parse of ``text`` when ``payload`` is first read (the caller's own value
-    when there are none, parsed if it was text)."""
+def read_report(wire: str) -> TurnReport:
+    """A stream's report from its wire (``toolgate_wire::report``: it carries the payload it built,
+    ``None`` when the stream built none)."""
     w = _loads(wire)
     r = TurnReport.__new__(TurnReport)
     r.dialect = w["dialect"]
-    r.calls = [read_call(c, engine_out) for c in w["calls"]]
-    r.allowed = [AllowedCall(c.call_id, c.tool, c.arguments) for c in r.calls if c.allowed]  # type: ignore[arg-type]
-    if "payload" in w:
-        r._payload = w["payload"]
-        r._lazy = None
-    else:
-        r._payload = None
-        r._lazy = (original, text, w.get("patches", []))
+    r.calls = [read_call(c) for c in w["calls"]]
+    r.allowed = _allowed(r.calls)
+    r._payload = w.get("payload")
+    r._lazy = None
     r.feedback = w["feedback"]
     r.provider_executed = w.get("providerExecuted", [])
     r.turn_refusals = w.get("turnRefusals", [])
     return r
 
 
-def _patched_payload(original: Any, text: str, patches: List[Dict[str, Any]], calls: List[TurnCall]) -> Any:
+def read_native_report(t: NativeReport, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
+    """``guard``'s report from the binding's values (``report_tuple`` in
+    crates/toolgate-python/src/convert.rs); ``original`` is the payload as the caller gave it and
+    ``text`` the JSON text decided on. The repairs are written into a fresh parse of ``text``
+    when ``payload`` is first read (the caller's own value when there are none, parsed if it was
+    text). ``engine_out`` receives each call's engine question (``None``: not asked)."""
+    dialect, native_calls, patches, feedback, provider_executed, turn_refusals = t
+    r = TurnReport.__new__(TurnReport)
+    r.dialect = dialect
+    r.calls = calls = []
+    for call_id, tool, vt in native_calls:
+        v = TurnCall.__new__(TurnCall)
+        v.call_id = call_id
+        v.tool = tool
+        v._t = vt
+        v._text = vt[4]
+        v._flags = None
+        calls.append(v)
+        if engine_out is not None:
+            facts = vt[6]
+            engine = None if facts is None else facts[6]
+            engine_out.append(None if engine is None else {"tool": tool, "arguments": vt[3] or {}, "action": v.action, "resource": v.resource, "engine": engine})
+    r.allowed = _allowed(calls)
+    r._payload = None
+    r._lazy = (original, text, patches)
+    r.feedback = feedback
+    r.provider_executed = provider_executed
+    r.turn_refusals = turn_refusals
+    return r
+
+
+def _allowed(calls: List[TurnCall]) -> List[AllowedCall]:
+    return [AllowedCall(c.call_id, c.tool, c.arguments) for c in calls if c.allowed]  # type: ignore[arg-type]
+
+
+NativeReport = Tuple[str, List[Tuple[str, str, NativeVerdict]], List[Tuple[int, List[Union[str, int]], bool]], List[Any], List[Dict[str, Any]], List[Dict[str, str]]]
+"""What the binding's ``guard`` answers: ``(dialect, calls, patches, feedback, provider_executed,
+turn_refusals)``, each call ``(call_id, tool, verdict)``, each patch ``(call, path, as_text)``."""
+
+
+def _patched_payload(original: Any, text: str, patches: List[Tuple[int, List[Union[str, int]], bool]], calls: List[TurnCall]) -> Any:
     """The payload with the core's repairs written in: the caller's own value when there are none
     (parsed, when it was text), else a fresh parse of the text the core read with each patch's
     call's ``arguments_json`` set at its path (as that text, or the value it holds)."""
@@ -146,10 +180,9 @@ def _patched_payload(original: Any, text: str, patches: List[Dict[str, Any]], ca
             return _loads(text) if text else None
         return original
     root: Any = _loads(text)
-    for p in patches:
-        js = calls[p["call"]].arguments_json
-        value = js if p["asText"] else _loads(js)
-        path = p["path"]
+    for call, path, as_text in patches:
+        js = calls[call].arguments_json
+        value = js if as_text else _loads(js)  # type: ignore[arg-type]
         if not path:
             root = value
             continue

@@ -57,4 +57,4 @@ class ToolCallStream:
         event, a failed stream, or a second ``end``."""
         if self._failed is not None:
             raise ToolGateError("E_PAYLOAD", f"{self.dialect} stream: an earlier event failed ({self._failed.message})")
-        return read_report(self._native.end(), None, "")
+        return read_report(self._native.end())

@@ -5,7 +5,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
-use toolgate_core::{Flag, Verdict};
+use toolgate_core::json::pointer::Seg;
+use toolgate_core::{Flag, TurnCall, TurnReport, Verdict};
 
 /// The Python value of a JSON value. Depth is bounded by the core's parse limits.
 pub(crate) fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -67,12 +68,17 @@ fn flag_tuple<'py>(py: Python<'py>, f: &Flag) -> PyResult<Bound<'py, PyTuple>> {
 /// is `None` or `(action, resource, confirmation, receipt, shadow, would_be, engine)` with
 /// `confirmation` `None` or `(token, expires_at, summary)`.
 pub(crate) fn verdict_tuple<'py>(py: Python<'py>, v: &Verdict, keep_text: bool) -> PyResult<Bound<'py, PyTuple>> {
-    let arguments = opt_py(py, v.arguments.as_ref())?;
     let arguments_json = match &v.arguments {
         Some(_) if keep_text && v.untouched => None,
         Some(a) => Some(serde_json::to_string(a).unwrap_or_default()),
         None => None,
     };
+    tuple_of(py, v, arguments_json.as_deref())
+}
+
+/// [`verdict_tuple`]'s tuple with the given `arguments_json`.
+fn tuple_of<'py>(py: Python<'py>, v: &Verdict, arguments_json: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+    let arguments = opt_py(py, v.arguments.as_ref())?;
     let flags = PyList::empty(py);
     for f in &v.flags {
         flags.append(flag_tuple(py, f)?)?;
@@ -88,4 +94,55 @@ pub(crate) fn verdict_tuple<'py>(py: Python<'py>, v: &Verdict, keep_text: bool) 
         (facts.action, facts.resource, confirmation, facts.receipt, facts.shadow, facts.would_be, facts.engine).into_pyobject(py)?.into_any()
     };
     (v.outcome.as_str(), v.reason.map(|r| r.as_str()), v.message.as_deref(), arguments, arguments_json, flags, facts).into_pyobject(py)
+}
+
+/// A turn's call as `(call_id, tool, verdict)`: the verdict as [`verdict_tuple`]'s, its
+/// `arguments_json` the call's own (the caller's text when it runs untouched).
+fn turn_call_tuple<'py>(py: Python<'py>, c: &TurnCall) -> PyResult<Bound<'py, PyTuple>> {
+    (c.call_id.as_str(), c.tool.as_str(), tuple_of(py, &c.verdict, c.arguments_json.as_deref())?).into_pyobject(py)
+}
+
+/// A turn's report as `(dialect, calls, patches, feedback, provider_executed, turn_refusals)`,
+/// what `toolgate._report.read_native_report` reads: `calls` as [`turn_call_tuple`]s, each patch
+/// `(call, path, as_text)` (the payload is not sent: the host holds it and writes these in when
+/// it is read), `provider_executed` and `turn_refusals` as dicts with the wire's keys (`callId`,
+/// `tool`, `kind`; `kind`, `at`, `message`). The same content as `toolgate_wire::report_with_patches`,
+/// without a JSON text to parse again.
+pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport) -> PyResult<Bound<'py, PyTuple>> {
+    let calls = PyList::empty(py);
+    for c in &r.calls {
+        calls.append(turn_call_tuple(py, c)?)?;
+    }
+    let patches = PyList::empty(py);
+    for p in &r.patches {
+        let path = PyList::empty(py);
+        for seg in &p.path {
+            match seg {
+                Seg::Key(k) => path.append(k.as_str())?,
+                Seg::Index(i) => path.append(*i)?,
+            }
+        }
+        patches.append((p.call, path, p.as_text).into_pyobject(py)?)?;
+    }
+    let feedback = PyList::empty(py);
+    for f in &r.feedback {
+        feedback.append(to_py(py, f)?)?;
+    }
+    let provider = PyList::empty(py);
+    for p in &r.provider_executed {
+        let d = PyDict::new(py);
+        d.set_item("callId", &p.call_id)?;
+        d.set_item("tool", &p.tool)?;
+        d.set_item("kind", &p.kind)?;
+        provider.append(d)?;
+    }
+    let refusals = PyList::empty(py);
+    for t in &r.turn_refusals {
+        let d = PyDict::new(py);
+        d.set_item("kind", &t.kind)?;
+        d.set_item("at", &t.at)?;
+        d.set_item("message", &t.message)?;
+        refusals.append(d)?;
+    }
+    (r.dialect.as_str(), calls, patches, feedback, provider, refusals).into_pyobject(py)
 }

@@ -12,7 +12,7 @@ use pyo3::types::{PyString, PyTuple};
 use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict};
 
 use crate::caller::{context, CallerArg};
-use crate::convert::verdict_tuple;
+use crate::convert::{report_tuple, verdict_tuple};
 use crate::errors::{from_core, run_detached, tool_gate_error};
 
 /// The refusal given if the core ever panics on a call: fail closed, nothing runs.
@@ -173,22 +173,22 @@ impl Gate {
     }
 
     /// Guards a whole turn (`payload` JSON text) in `dialect` (or `"auto"`); answers the report
-    /// as JSON text (the report wire of `toolgate_wire::report_with_patches`: where repairs go in the
-    /// caller's payload, which `python/toolgate/_report.py` writes in only when it is read).
+    /// as Python values (`convert::report_tuple`: where repairs go in the caller's payload, which
+    /// `python/toolgate/_report.py` writes in only when it is read).
     /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
     /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
     #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
     #[allow(clippy::too_many_arguments)] // the Python call's own arguments, one by one
-    fn guard(
+    fn guard<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         dialect: PyBackedStr,
         payload: &Bound<'_, PyString>,
         ctx: Option<CallerArg<'_>>,
         protocol_version: Option<String>,
         engines: Option<Vec<String>>,
         ask: bool,
-    ) -> PyResult<String> {
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let text = payload_text(py, payload, &format!("{} payload", &*dialect))?;
         let ctx = context(py, &ctx)?;
         let answers = match engines {
@@ -197,10 +197,11 @@ impl Gate {
         };
         let gate = &self.inner;
         let opts = TurnOptions { protocol_version };
-        run_detached(py, "payload", "E_PAYLOAD", || {
+        let report = run_detached(py, "payload", "E_PAYLOAD", || {
             let choice: DialectChoice = dialect.parse()?;
-            Ok(toolgate_wire::report_with_patches(&gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))?))
-        })
+            gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))
+        })?;
+        report_tuple(py, &report)
     }
 
     /// Filters a tool list (JSON text in `dialect`'s request shape) to what this caller may call;
