@@ -130,19 +130,20 @@ pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport) -> PyResult<Bou
     }
     let provider = PyList::empty(py);
     for p in &r.provider_executed {
-        let d = PyDict::new(py);
-        d.set_item("callId", &p.call_id)?;
-        d.set_item("tool", &p.tool)?;
-        d.set_item("kind", &p.kind)?;
-        provider.append(d)?;
+        provider.append(str_dict(py, [("callId", &p.call_id), ("tool", &p.tool), ("kind", &p.kind)])?)?;
     }
     let refusals = PyList::empty(py);
     for t in &r.turn_refusals {
-        let d = PyDict::new(py);
-        d.set_item("kind", &t.kind)?;
-        d.set_item("at", &t.at)?;
-        d.set_item("message", &t.message)?;
-        refusals.append(d)?;
+        refusals.append(str_dict(py, [("kind", &t.kind), ("at", &t.at), ("message", &t.message)])?)?;
     }
     (r.dialect.as_str(), calls, patches, feedback, provider, refusals).into_pyobject(py)
+}
+
+/// A `dict` of string members, in the order given.
+fn str_dict<'py, const N: usize>(py: Python<'py>, members: [(&str, &String); N]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in members {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
 }
