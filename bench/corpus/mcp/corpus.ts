@@ -113,10 +113,19 @@ export function readConfigText(): string {
   return readFileSync(join(here, CONFIG_FILE), 'utf8')
 }
 
-/** Writes {@link buildConfig}'s config to `config.json`; returns it. */
+/** The turn file: {@link turnCompletion}'s text as it is, for the benches that are not TypeScript (Python, `mcp_timing --guard-spin`). */
+const TURN_FILE = 'turn.json'
+
+/** The text of the checked-in `turn.json`. */
+export function readTurnText(): string {
+  return readFileSync(join(here, TURN_FILE), 'utf8')
+}
+
+/** Writes {@link buildConfig}'s config to `config.json` and {@link turnCompletion} to `turn.json`; returns the config. */
 function writeConfig(): CorpusConfig {
   const config = buildConfig()
   writeFileSync(join(here, CONFIG_FILE), configText(config))
+  writeFileSync(join(here, TURN_FILE), turnCompletion())
   return config
 }
 
@@ -206,11 +215,11 @@ export function turnCompletion(): string {
   })
 }
 
-// `npx tsx bench/corpus/mcp/corpus.ts --write`: regenerate config.json (CommonJS under tsx).
+// `npx tsx bench/corpus/mcp/corpus.ts --write`: regenerate config.json and turn.json (CommonJS under tsx).
 if (typeof require !== 'undefined' && require.main === module) {
   if (process.argv.includes('--write')) {
     const config = writeConfig()
-    console.log(`wrote bench/corpus/mcp/${CONFIG_FILE} (${config.tools.length} tools)`)
+    console.log(`wrote bench/corpus/mcp/${CONFIG_FILE} (${config.tools.length} tools) and ${TURN_FILE}`)
   } else {
     console.error(`usage: ${WRITE}`)
     process.exitCode = 2

@@ -8,10 +8,9 @@
 //! `cargo run --release -p toolgate-core --example mcp_timing`
 //! (`… -- --spin <seconds>` runs the whole corpus with prepared callers for that long, for
 //! `perf record`; `--spin-unknown <seconds>` only the unknown-tool cases; `--guard-spin <seconds>
-//! <turn file>` guards the three-call OpenAI turn of `bench/mcp.bench.ts` with the developer
-//! caller and prints the mean per turn — write the turn with `npx tsx -e "import {turnCompletion}
-//! from './bench/corpus/mcp/corpus.ts'; require('fs').writeFileSync('/tmp/turn.json',
-//! turnCompletion())"`).
+//! [turn file]` guards a turn (by default `bench/corpus/mcp/turn.json`, the three-call OpenAI turn
+//! of `bench/mcp.bench.ts`, generated beside `config.json`) with the developer caller and prints
+//! the mean per turn).
 //! `… -- --scale` times "did you mean" (the unknown tool `read_fil`, the developer caller) on
 //! the scale bench's gates of 10 / 100 / 1,000 / 10,000 tools (`scaledConfig` in
 //! `bench/corpus/mcp/corpus.ts`), interleaved: the whole `check`, and the offered names alone
@@ -168,10 +167,11 @@ fn main() {
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--guard-spin") {
-        // the three-call OpenAI turn of `bench/mcp.bench.ts` (its text written to a file by
-        // `turnCompletion()`), the developer caller prepared once
+        // the three-call OpenAI turn of `bench/mcp.bench.ts` (turn.json, `turnCompletion()`'s
+        // text) unless another file is named, the developer caller prepared once
         let secs: f64 = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
-        let turn = std::fs::read_to_string(args.get(i + 2).expect("--guard-spin <seconds> <turn file>")).expect("turn file");
+        let turn_file = args.get(i + 2).map(std::path::PathBuf::from).unwrap_or_else(|| dir.join("turn.json"));
+        let turn = std::fs::read_to_string(&turn_file).unwrap_or_else(|e| panic!("{}: {e}", turn_file.display()));
         let ctx = CallContext::from_json(&ctx_text("developer")).expect("caller");
         let opts = toolgate_core::TurnOptions::default();
         let choice = toolgate_core::DialectChoice::Is(toolgate_core::Dialect::OpenAi);
