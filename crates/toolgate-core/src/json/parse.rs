@@ -488,6 +488,22 @@ mod tests {
     }
 
     #[test]
+    fn numbers_are_read_as_the_nearest_double_as_hosts_read_them() {
+        // the values JavaScript's JSON.parse and Python's json.loads give (correctly rounded);
+        // serde_json's default parser reads each one unit in the last place lower
+        for (text, nearest) in [
+            ("2.034415605924831064403", 2.0344156059248313),
+            ("4540119328.070877816473e-8", 45.40119328070878),
+            ("3.295123870185882130e-7", 3.295123870185882e-7),
+            ("7720384.35814304490241e-7", 0.7720384358143045),
+        ] {
+            let v = p(&format!(r#"{{"a":{text}}}"#)).unwrap();
+            assert_eq!(v["a"].as_f64().map(f64::to_bits), Some(f64::to_bits(nearest)), "{text}");
+            assert_eq!(Some(nearest), text.parse().ok(), "{text}: Rust's own parse is correctly rounded");
+        }
+    }
+
+    #[test]
     fn big_integers_are_noticed() {
         let l = Limits::default();
         assert!(!parse_str_info(r#"{"a":9007199254740991,"b":-1.5e3,"c":-9007199254740991}"#, &l).unwrap().1.big_integer);
