@@ -1,5 +1,6 @@
-"""Reading a turn report's wire (JSON text, written by crates/toolgate-wire from the core's report)
-into a :class:`TurnReport`. Conversion only."""
+"""A turn's report as the binding answers it (Python values built by
+crates/toolgate-python/src/convert.rs from the core's report) wrapped into a :class:`TurnReport`.
+Conversion only."""
 
 from __future__ import annotations
 
@@ -85,50 +86,22 @@ class TurnReport:
         return f"TurnReport(dialect={self.dialect!r}, calls={self.calls!r})"
 
 
-def read_call(c: Dict[str, Any], engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
-    """One call of the per-call wire (``toolgate_wire::calls``)."""
-    text = c.get("argumentsJson")
-    arguments = _loads(text) if text is not None else None
-    flags = [(f["code"], f["path"], "from" in f, f.get("from"), "to" in f, f.get("to")) for f in c.get("flags", ())]
-    conf = c.get("confirmation")
-    facts: Optional[tuple] = None
-    if any(k in c for k in _FACTS):
-        confirmation = (conf["token"], conf["expiresAt"], conf["summary"]) if conf else None
-        facts = (c.get("action"), c.get("resource"), confirmation, c.get("receipt"), bool(c.get("shadow")), c.get("wouldBe"), c.get("engine"))
+def read_native_call(c: NativeCall, engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
+    """One call as the binding answers it, ``(call_id, tool, verdict)`` (``turn_call_tuple`` in
+    crates/toolgate-python/src/convert.rs). ``engine_out`` receives its engine question
+    (``None``: not asked)."""
+    call_id, tool, vt = c
     v = TurnCall.__new__(TurnCall)
-    v.call_id = c["callId"]
-    v.tool = c["tool"]
-    v._t = (c["outcome"], c.get("reason"), c.get("message"), arguments, text, flags, facts)
-    v._text = text
+    v.call_id = call_id
+    v.tool = tool
+    v._t = vt
+    v._text = vt[4]
     v._flags = None
     if engine_out is not None:
-        engine = c.get("engine")
-        engine_out.append(None if engine is None else {"tool": v.tool, "arguments": arguments or {}, "action": v.action, "resource": v.resource, "engine": engine})
+        facts = vt[6]
+        engine = None if facts is None else facts[6]
+        engine_out.append(None if engine is None else {"tool": tool, "arguments": vt[3] or {}, "action": v.action, "resource": v.resource, "engine": engine})
     return v
-
-
-_FACTS = ("action", "resource", "confirmation", "receipt", "shadow", "wouldBe", "engine")
-
-
-def read_calls(wire: str) -> List[TurnCall]:
-    """A JSON array of calls in the per-call wire (a stream's ``push`` answer)."""
-    return [read_call(c) for c in _loads(wire)]
-
-
-def read_report(wire: str) -> TurnReport:
-    """A stream's report from its wire (``toolgate_wire::report``: it carries the payload it built,
-    ``None`` when the stream built none)."""
-    w = _loads(wire)
-    r = TurnReport.__new__(TurnReport)
-    r.dialect = w["dialect"]
-    r.calls = [read_call(c) for c in w["calls"]]
-    r.allowed = _allowed(r.calls)
-    r._payload = w.get("payload")
-    r._lazy = None
-    r.feedback = w["feedback"]
-    r.provider_executed = w.get("providerExecuted", [])
-    r.turn_refusals = w.get("turnRefusals", [])
-    return r
 
 
 def read_native_report(t: NativeReport, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
@@ -136,26 +109,28 @@ def read_native_report(t: NativeReport, original: Any, text: str, engine_out: Op
     crates/toolgate-python/src/convert.rs); ``original`` is the payload as the caller gave it and
     ``text`` the JSON text decided on. The repairs are written into a fresh parse of ``text``
     when ``payload`` is first read (the caller's own value when there are none, parsed if it was
-    text). ``engine_out`` receives each call's engine question (``None``: not asked)."""
-    dialect, native_calls, patches, feedback, provider_executed, turn_refusals = t
+    text). ``engine_out`` receives each call's engine question."""
+    r = _report_of(t, engine_out)
+    r._payload = None
+    r._lazy = (original, text, t[2])
+    return r
+
+
+def read_stream_report(t: NativeReport) -> TurnReport:
+    """A stream's report from the binding's values: it carries the payload the stream built
+    (``None`` when it built none)."""
+    r = _report_of(t, None)
+    r._payload = t[6]
+    r._lazy = None
+    return r
+
+
+def _report_of(t: NativeReport, engine_out: Optional[list]) -> TurnReport:
+    dialect, calls, _patches, feedback, provider_executed, turn_refusals, _payload = t
     r = TurnReport.__new__(TurnReport)
     r.dialect = dialect
-    r.calls = calls = []
-    for call_id, tool, vt in native_calls:
-        v = TurnCall.__new__(TurnCall)
-        v.call_id = call_id
-        v.tool = tool
-        v._t = vt
-        v._text = vt[4]
-        v._flags = None
-        calls.append(v)
-        if engine_out is not None:
-            facts = vt[6]
-            engine = None if facts is None else facts[6]
-            engine_out.append(None if engine is None else {"tool": tool, "arguments": vt[3] or {}, "action": v.action, "resource": v.resource, "engine": engine})
-    r.allowed = _allowed(calls)
-    r._payload = None
-    r._lazy = (original, text, patches)
+    r.calls = [read_native_call(c, engine_out) for c in calls]
+    r.allowed = _allowed(r.calls)
     r.feedback = feedback
     r.provider_executed = provider_executed
     r.turn_refusals = turn_refusals
@@ -166,9 +141,13 @@ def _allowed(calls: List[TurnCall]) -> List[AllowedCall]:
     return [AllowedCall(c.call_id, c.tool, c.arguments) for c in calls if c.allowed]  # type: ignore[arg-type]
 
 
-NativeReport = Tuple[str, List[Tuple[str, str, NativeVerdict]], List[Tuple[int, List[Union[str, int]], bool]], List[Any], List[Dict[str, Any]], List[Dict[str, str]]]
-"""What the binding's ``guard`` answers: ``(dialect, calls, patches, feedback, provider_executed,
-turn_refusals)``, each call ``(call_id, tool, verdict)``, each patch ``(call, path, as_text)``."""
+NativeCall = Tuple[str, str, NativeVerdict]
+"""A call as the binding answers it: ``(call_id, tool, verdict)``."""
+
+NativeReport = Tuple[str, List[NativeCall], List[Tuple[int, List[Union[str, int]], bool]], List[Any], List[Dict[str, Any]], List[Dict[str, str]], Any]
+"""What the binding's ``guard`` and a stream's ``end`` answer: ``(dialect, calls, patches,
+feedback, provider_executed, turn_refusals, payload)``, each patch ``(call, path, as_text)``;
+``payload`` is ``None`` for ``guard`` (the caller holds it)."""
 
 
 def _patched_payload(original: Any, text: str, patches: List[Tuple[int, List[Union[str, int]], bool]], calls: List[TurnCall]) -> Any:

@@ -3,13 +3,12 @@ the core (``crates/toolgate-core/src/stream/``) decides."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, List, Optional
 
 from . import _native
 from ._errors import ToolGateError
 from ._json import payload_text
-from ._report import TurnReport, read_calls, read_report
+from ._report import TurnReport, read_native_call, read_stream_report
 from ._verdict import TurnCall
 
 
@@ -37,18 +36,17 @@ class ToolCallStream:
         if self._failed is not None:
             raise ToolGateError("E_PAYLOAD", f"{self.dialect} stream: an earlier event failed ({self._failed.message}); this stream accepts nothing more")
         try:
-            wire = self._native.push(payload_text(event, f"{self.dialect} stream event"))
+            calls = self._native.push(payload_text(event, f"{self.dialect} stream event"))
         except ToolGateError as e:
             self._failed = e
             raise
-        return [] if wire == "[]" else read_calls(wire)
+        return [read_native_call(c) for c in calls]
 
     def forward(self) -> List[Any]:
         """Takes the events safe to emit now, parsed, in this dialect's own event shape: text as
         it arrived; each allowed call whole once complete, with its repaired arguments; nothing of
         a refused call; indexes and finish/stop reasons rewritten so the result stays valid."""
-        wire = self._native.forward()
-        return [] if wire == "[]" else json.loads(wire)
+        return self._native.forward()
 
     def end(self) -> TurnReport:
         """Ends the stream and answers the whole turn exactly as ``gate.guard`` would (calls keep
@@ -57,4 +55,4 @@ class ToolCallStream:
         event, a failed stream, or a second ``end``."""
         if self._failed is not None:
             raise ToolGateError("E_PAYLOAD", f"{self.dialect} stream: an earlier event failed ({self._failed.message})")
-        return read_report(self._native.end())
+        return read_stream_report(self._native.end())

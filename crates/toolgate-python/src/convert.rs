@@ -98,17 +98,17 @@ fn tuple_of<'py>(py: Python<'py>, v: &Verdict, arguments_json: Option<&str>) -> 
 
 /// A turn's call as `(call_id, tool, verdict)`: the verdict as [`verdict_tuple`]'s, its
 /// `arguments_json` the call's own (the caller's text when it runs untouched).
-fn turn_call_tuple<'py>(py: Python<'py>, c: &TurnCall) -> PyResult<Bound<'py, PyTuple>> {
+pub(crate) fn turn_call_tuple<'py>(py: Python<'py>, c: &TurnCall) -> PyResult<Bound<'py, PyTuple>> {
     (c.call_id.as_str(), c.tool.as_str(), tuple_of(py, &c.verdict, c.arguments_json.as_deref())?).into_pyobject(py)
 }
 
-/// A turn's report as `(dialect, calls, patches, feedback, provider_executed, turn_refusals)`,
-/// what `toolgate._report.read_native_report` reads: `calls` as [`turn_call_tuple`]s, each patch
-/// `(call, path, as_text)` (the payload is not sent: the host holds it and writes these in when
-/// it is read), `provider_executed` and `turn_refusals` as dicts with the wire's keys (`callId`,
-/// `tool`, `kind`; `kind`, `at`, `message`). The same content as `toolgate_wire::report_with_patches`,
-/// without a JSON text to parse again.
-pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport) -> PyResult<Bound<'py, PyTuple>> {
+/// A turn's report as `(dialect, calls, patches, feedback, provider_executed, turn_refusals,
+/// payload)`, what `toolgate._report` reads: `calls` as [`turn_call_tuple`]s, each patch
+/// `(call, path, as_text)`, `provider_executed` and `turn_refusals` as dicts with the Node
+/// report's keys (`callId`, `tool`, `kind`; `kind`, `at`, `message`). `payload` is sent only
+/// `with_payload` (a stream's report: the turn the stream built, `None` when it built none);
+/// `guard`'s host holds the payload it passed and writes the patches in when it is read.
+pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport, with_payload: bool) -> PyResult<Bound<'py, PyTuple>> {
     let calls = PyList::empty(py);
     for c in &r.calls {
         calls.append(turn_call_tuple(py, c)?)?;
@@ -136,7 +136,8 @@ pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport) -> PyResult<Bou
     for t in &r.turn_refusals {
         refusals.append(str_dict(py, [("kind", &t.kind), ("at", &t.at), ("message", &t.message)])?)?;
     }
-    (r.dialect.as_str(), calls, patches, feedback, provider, refusals).into_pyobject(py)
+    let payload = if with_payload { opt_py(py, r.payload.as_ref())? } else { py.None().into_bound(py) };
+    (r.dialect.as_str(), calls, patches, feedback, provider, refusals, payload).into_pyobject(py)
 }
 
 /// A `dict` of string members, in the order given.

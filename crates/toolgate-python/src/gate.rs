@@ -201,7 +201,7 @@ impl Gate {
             let choice: DialectChoice = dialect.parse()?;
             gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))
         })?;
-        report_tuple(py, &report)
+        report_tuple(py, &report, false)
     }
 
     /// Filters a tool list (JSON text in `dialect`'s request shape) to what this caller may call;

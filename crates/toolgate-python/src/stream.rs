@@ -1,6 +1,7 @@
-//! `toolgate._native.Stream`: one guarded model stream. Strings in, one JSON string out (`push`:
-//! the calls the event completed; `forward`: the events safe to emit; `end`: the report wire, as
-//! `Gate.guard` answers). A panic poisons the stream: every later `push` and `end` raises
+//! `toolgate._native.Stream`: one guarded model stream. Strings in, Python values out (`push`:
+//! the calls the event completed; `forward`: the events safe to emit; `end`: the report, as
+//! `Gate.guard` answers it, with the payload the stream built; see `convert.rs`). A panic poisons
+//! the stream: every later `push` and `end` raises
 //! `E_PAYLOAD`, so nothing decided after it is trusted or let through. Safe to share between
 //! threads (one lock per stream; events of one stream are pushed in order by their producer).
 
@@ -9,20 +10,22 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyString;
-use toolgate_core::{Dialect, Gate as CoreGate, GateError, GateStream};
+use pyo3::types::{PyList, PyString, PyTuple};
+use serde_json::Value;
+use toolgate_core::{Dialect, Gate as CoreGate, GateError, GateStream, TurnCall, TurnReport};
 
 use crate::caller::{context, CallerArg};
+use crate::convert::{report_tuple, to_py, turn_call_tuple};
 use crate::errors::{from_core, tool_gate_error};
 use crate::gate::Gate;
 
 const POISONED: &str = "toolgate could not process an event of this stream; the stream is closed and nothing more from it is allowed";
 const ENDED: &str = "this stream has already ended";
 
-/// What a step of the stream ended with, before it is turned into Python: the wire, a core
+/// What a step of the stream ended with, before it is turned into Python: its answer, a core
 /// error, or the stream closed (why).
-enum Step {
-    Wire(String),
+enum Step<T> {
+    Done(T),
     Failed(GateError),
     Closed(Option<&'static str>),
 }
@@ -42,10 +45,10 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// The Python answer of a step: the wire, or `ToolGateError` `E_PAYLOAD` naming the dialect.
-    fn answer(&self, py: Python<'_>, step: Step) -> PyResult<String> {
+    /// The answer of a step, or `ToolGateError` `E_PAYLOAD` naming the dialect.
+    fn answer<T>(&self, py: Python<'_>, step: Step<T>) -> PyResult<T> {
         match step {
-            Step::Wire(wire) => Ok(wire),
+            Step::Done(answer) => Ok(answer),
             Step::Failed(e) => Err(from_core(py, &e)),
             Step::Closed(why) => Err(tool_gate_error(py, "E_PAYLOAD", &format!("{} stream: {}", self.dialect, why.unwrap_or(POISONED)))),
         }
@@ -72,8 +75,8 @@ impl Stream {
     }
 
     /// Feeds one event (an SSE line, several lines of one event, or one event's JSON text);
-    /// answers the calls it completed as a JSON array in the per-call wire.
-    fn push(&self, py: Python<'_>, event: &Bound<'_, PyString>) -> PyResult<String> {
+    /// answers the calls it completed, each as `convert::turn_call_tuple`'s tuple.
+    fn push<'py>(&self, py: Python<'py>, event: &Bound<'_, PyString>) -> PyResult<Bound<'py, PyList>> {
         let Ok(event) = event.to_cow() else {
             return Err(tool_gate_error(
                 py,
@@ -86,7 +89,7 @@ impl Stream {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let Some(stream) = st.stream.as_mut() else { return Step::Closed(st.closed) };
             match catch_unwind(AssertUnwindSafe(|| stream.push(gate, &event))) {
-                Ok(Ok(calls)) => Step::Wire(toolgate_wire::calls(&calls)),
+                Ok(Ok(calls)) => Step::Done(calls),
                 Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.stream = None;
@@ -95,35 +98,46 @@ impl Stream {
                 }
             }
         });
-        self.answer(py, step)
+        let calls: Vec<TurnCall> = self.answer(py, step)?;
+        let list = PyList::empty(py);
+        for c in &calls {
+            list.append(turn_call_tuple(py, c)?)?;
+        }
+        Ok(list)
     }
 
-    /// Takes the events safe to emit now, as a JSON array (`[]` once the stream is closed).
-    fn forward(&self, py: Python<'_>) -> String {
-        py.detach(|| {
+    /// Takes the events safe to emit now, as a list of Python values (empty once the stream is
+    /// closed).
+    fn forward<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let events: Vec<Value> = py.detach(|| {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(stream) = st.stream.as_mut() else { return "[]".to_owned() };
-            match catch_unwind(AssertUnwindSafe(|| serde_json::to_string(&stream.forward()))) {
-                Ok(Ok(text)) => text,
-                _ => {
+            let Some(stream) = st.stream.as_mut() else { return Vec::new() };
+            match catch_unwind(AssertUnwindSafe(|| stream.forward())) {
+                Ok(events) => events,
+                Err(_) => {
                     st.stream = None;
                     st.closed = Some(POISONED);
-                    "[]".to_owned()
+                    Vec::new()
                 }
             }
-        })
+        });
+        let list = PyList::empty(py);
+        for e in &events {
+            list.append(to_py(py, e)?)?;
+        }
+        Ok(list)
     }
 
-    /// Ends the stream: the report wire of the whole turn. `E_PAYLOAD` for a stream cut off,
-    /// failed, poisoned, or already ended.
-    fn end(&self, py: Python<'_>) -> PyResult<String> {
+    /// Ends the stream: the report of the whole turn (`convert::report_tuple`, with the payload the
+    /// stream built). `E_PAYLOAD` for a stream cut off, failed, poisoned, or already ended.
+    fn end<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let gate = &self.gate;
         let step = py.detach(|| {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let Some(stream) = st.stream.take() else { return Step::Closed(st.closed) };
             st.closed = Some(ENDED);
             match catch_unwind(AssertUnwindSafe(|| stream.end(gate))) {
-                Ok(Ok(report)) => Step::Wire(toolgate_wire::report(&report)),
+                Ok(Ok(report)) => Step::Done(report),
                 Ok(Err(e)) => Step::Failed(e),
                 Err(_) => {
                     st.closed = Some(POISONED);
@@ -131,7 +145,8 @@ impl Stream {
                 }
             }
         });
-        self.answer(py, step)
+        let report: TurnReport = self.answer(py, step)?;
+        report_tuple(py, &report, true)
     }
 
     /// The dialect this stream reads.

@@ -1,8 +1,8 @@
-//! The JSON envelopes the bindings hand their host-language layers: a turn's report
-//! ([`report`], [`report_with_patches`]) and a stream's newly decided calls ([`calls`]). The core
-//! answers with Rust values ([`TurnReport`], [`TurnCall`]) and knows none of these shapes; the
-//! readers are `readTurnWire` / `readCallsWire` in `src-ts/turn.ts` (Node) and the Python
-//! package's `_report.py` / `_stream.py`. Calls carry `argumentsJson` (not `arguments`: the host parses it once),
+//! The JSON envelopes the Node binding hands `src-ts`: a turn's report ([`report`],
+//! [`report_with_patches`]) and a stream's newly decided calls ([`calls`]). The core answers with
+//! Rust values ([`TurnReport`], [`TurnCall`]) and knows none of these shapes; the readers are
+//! `readTurnWire` / `readCallsWire` in `src-ts/turn.ts` (the Python binding builds Python values
+//! instead: `crates/toolgate-python/src/convert.rs`). Calls carry `argumentsJson` (not `arguments`: the host parses it once),
 //! the report carries `payload` only when it changed — or, for a host holding the payload it
 //! passed, the patches that make it. A turn of one plain call has a shorter answer for hosts that
 //! forward the text they decided ([`single_call`], read by `readSingleCallWire`).
