@@ -46,6 +46,26 @@ def test_answers_every_corpus_call_as_the_same_context_does(gate):
         assert verdict(asyncio.run(gate.acheck(k["tool"], k["args"], prepared[k["caller"]])), True) == verdict(by_ctx, True), k["id"]
 
 
+def test_a_context_dict_passed_again_is_read_again_when_it_changed_and_remembered_boundedly(gate):
+    from toolgate import _context
+
+    ctx = dict(CALLERS["viewer"])
+    assert gate.check("merge_pull_request", MERGE, ctx).reason == "no_rule"
+    ctx["roles"] = ["maintainer"]  # the same dict, changed in place: decided on what it holds now
+    assert gate.check("merge_pull_request", MERGE, ctx).allowed
+    assert gate.guard(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "merge_pull_request", "arguments": json.loads(MERGE)}}), "mcp", **ctx).allowed
+    ctx["roles"] = ["viewer"]
+    assert gate.check("merge_pull_request", MERGE, ctx).reason == "no_rule"
+    # a context per call (a call id each) keeps the memory bounded and each call right
+    for i in range(3 * _context._SEEN_MAX):
+        v = gate.check("merge_pull_request", MERGE, {**CALLERS["viewer" if i % 2 else "maintainer"], "call_id": f"c-{i}"})
+        assert v.allowed == (i % 2 == 0), i
+        assert len(_context._seen) <= _context._SEEN_MAX
+    with pytest.raises(ToolGateError) as e:
+        gate.check("merge_pull_request", MERGE, {"role": "maintainer"})
+    assert e.value.code == "E_CONFIG" and "role" in e.value.message
+
+
 def test_answers_a_turn_a_tool_list_and_a_stream_as_the_same_context_does(gate):
     dev = CALLERS["developer"]
     caller = gate.caller(dev)

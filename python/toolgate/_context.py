@@ -76,12 +76,34 @@ class Caller:
         return f"Caller({self.context!r})"
 
 
+# A context's text → the native caller read from it: a host passing the same context dict call
+# after call has it read once, not on every call (its text is still made each time: equal dicts
+# can differ in what JSON they make, `1` and `True`). Bounded: cleared when full, as Node's
+# (src-ts/context.ts) is.
+_SEEN_MAX = 512
+_seen: Dict[str, Any] = {}
+
+
+def _known(text: Optional[str]) -> Any:
+    """The native caller read from ``text`` (``None`` for no context), read once per text while it
+    is remembered. ``E_CONFIG`` when the text is not a valid context."""
+    if text is None:
+        return None
+    c = _seen.get(text)
+    if c is None:
+        c = _native.Caller(text)
+        if len(_seen) >= _SEEN_MAX:
+            _seen.clear()
+        _seen[text] = c
+    return c
+
+
 def caller_arg(ctx: Any) -> Any:
     """What the binding takes for the caller of a decision: a prepared :class:`Caller`'s native
-    caller, else the context's JSON text (``None`` when empty)."""
+    caller, else the native caller read from the context's JSON text (``None`` when empty)."""
     if isinstance(ctx, Caller):
         return native_caller(ctx)
-    return context_text(ctx) if ctx else None
+    return _known(context_text(ctx)) if ctx else None
 
 
 def native_caller(c: Caller) -> Any:
@@ -98,7 +120,7 @@ def keyword_caller(ctx: Mapping[str, Any]) -> Any:
     prepared ``caller=``, or the context fields. ``E_CONFIG`` when ``caller`` is not a
     :class:`Caller`, or when context fields are given beside it (one or the other)."""
     if "caller" not in ctx:
-        return context_text(ctx)
+        return _known(context_text(ctx))
     c = ctx["caller"]
     if not isinstance(c, Caller):
         raise ToolGateError("E_CONFIG", "caller: expected a Caller (from gate.caller(ctx))")
