@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ._verdict import NativeVerdict, TurnCall
+from ._verdict import NativeVerdict, TurnCall, turn_call_from_native
 
 _loads = json.loads
 
@@ -91,12 +91,7 @@ def read_native_call(c: NativeCall, engine_out: Optional[List[Optional[Dict[str,
     crates/toolgate-python/src/convert.rs). ``engine_out`` receives its engine question
     (``None``: not asked)."""
     call_id, tool, vt = c
-    v = TurnCall.__new__(TurnCall)
-    v.call_id = call_id
-    v.tool = tool
-    v._t = vt
-    v._text = vt[4]
-    v._flags = None
+    v = turn_call_from_native(call_id, tool, vt)
     if engine_out is not None:
         facts = vt[6]
         engine = None if facts is None else facts[6]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, TypeVar
 
 from ._contract import FlagCode, Outcome, Reason  # noqa: F401  (re-exported: generated from the core's enums)
 
@@ -200,11 +200,25 @@ def from_native(tool: str, t: NativeVerdict, text: Optional[str], engine_out: Op
     """A :class:`Verdict` over the native tuple; ``text`` is the arguments text the caller sent
     (its own text is ``arguments_json`` when nothing changed). ``engine_out`` receives the
     stage-one engine question, if any."""
-    v = Verdict.__new__(Verdict)
+    v = _over(Verdict.__new__(Verdict), tool, t, text)
+    if engine_out is not None and t[6] is not None and t[6][6] is not None:
+        engine_out.append(t[6][6])
+    return v
+
+
+def turn_call_from_native(call_id: str, tool: str, t: NativeVerdict) -> TurnCall:
+    """A :class:`TurnCall` over the native tuple (a turn's call carries its own arguments text)."""
+    v = _over(TurnCall.__new__(TurnCall), tool, t, t[4])
+    v.call_id = call_id
+    return v
+
+
+_V = TypeVar("_V", bound=Verdict)
+
+
+def _over(v: _V, tool: str, t: NativeVerdict, text: Optional[str]) -> _V:
     v.tool = tool
     v._t = t
     v._text = text
     v._flags = None
-    if engine_out is not None and t[6] is not None and t[6][6] is not None:
-        engine_out.append(t[6][6])
     return v
