@@ -150,6 +150,13 @@ export declare function confirmAsync(handle: number, token: string, ctx: string,
  */
 export declare function filterTools(handle: number, dialect: string, tools: string, ctx: string): string
 
+/**
+ * What [`filter_tools`] would take out of `tools`, for a host that holds the list as objects:
+ * the paths of the removed definitions into the list as sent (`toolgate_wire::paths`, in
+ * document order, none a prefix of another). Same checks and errors as [`filter_tools`].
+ */
+export declare function filterToolsRemovals(handle: number, dialect: string, tools: string, ctx: string): string
+
 /** A fresh receipt key pair: `{"privateKey":…,"publicKey":…,"kid":…}` (base64url), for `toolgate keygen`. */
 export declare function generateReceiptKey(): string
 

@@ -845,6 +845,7 @@ module.exports.checkAsAsync = nativeBinding.checkAsAsync
 module.exports.confirm = nativeBinding.confirm
 module.exports.confirmAsync = nativeBinding.confirmAsync
 module.exports.filterTools = nativeBinding.filterTools
+module.exports.filterToolsRemovals = nativeBinding.filterToolsRemovals
 module.exports.generateReceiptKey = nativeBinding.generateReceiptKey
 module.exports.guard = nativeBinding.guard
 module.exports.guardAsync = nativeBinding.guardAsync

@@ -469,9 +469,12 @@ export class ToolGate {
    * Returns `tools` — a tool list in `opts.dialect`'s request shape (OpenAI `tools[]`, Anthropic
    * `tools[]`, MCP `tools/list` result, AI SDK tool record, Gemini `functionDeclarations` …, or a
    * request body holding one) — with only the tools this caller could call. Undeclared tools are
-   * always removed. AI SDK records and LangChain tool arrays keep the caller's own tool objects.
-   * Given as text, a list holding a key written twice or a `__proto__` key throws `E_PAYLOAD`
-   * naming where (another reader could take the other copy).
+   * always removed. Given as text, the answer is text. Given as objects, the answer keeps the
+   * caller's own tool definitions (by reference, as `Array.prototype.filter` does: helpers such
+   * as openai's `zodFunction` keep their parsers) in new containers — the outer one always, and
+   * each one something was removed from; AI SDK records and LangChain tool arrays likewise keep
+   * the caller's own tool objects. A list holding a key written twice or a `__proto__` key throws
+   * `E_PAYLOAD` naming where (another reader could take the other copy).
    */
   filterTools<T>(tools: T, opts: FilterToolsOptions & CallerOption): T {
     const dialect = opts?.dialect
@@ -481,7 +484,13 @@ export class ToolGate {
     const n = this.#native
     const c = contextText(opts)
     try {
-      return filterToolList(tools, dialect, (names) => n.visibleTools(this.#handle, names, c), (d, t) => n.filterTools(this.#handle, d, t, c))
+      return filterToolList(
+        tools,
+        dialect,
+        (names) => n.visibleTools(this.#handle, names, c),
+        (d, t) => n.filterTools(this.#handle, d, t, c),
+        (d, t) => n.filterToolsRemovals(this.#handle, d, t, c),
+      )
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }

@@ -15,6 +15,7 @@ import type {
   verifyReceipt as verifyReceiptFn,
   generateReceiptKey as generateReceiptKeyFn,
   filterTools as filterToolsFn,
+  filterToolsRemovals as filterToolsRemovalsFn,
   guard as guardFn,
   guardSingle as guardSingleFn,
   visibleTools as visibleToolsFn,
@@ -37,6 +38,7 @@ type BindingModule = {
   guard: typeof guardFn
   guardSingle: typeof guardSingleFn
   filterTools: typeof filterToolsFn
+  filterToolsRemovals: typeof filterToolsRemovalsFn
   visibleTools: typeof visibleToolsFn
 }
 

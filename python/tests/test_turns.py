@@ -168,8 +168,65 @@ def test_tool_list_fixture(gate, name, fx):
             gate.filter_tools(fx["tools"], fx["dialect"])
         assert e.value.code == fx["error"]["code"]
         return
+    before = json.dumps(fx["tools"])
     assert gate.filter_tools(fx["tools"], fx["dialect"]) == fx["expect"]
     assert json.loads(gate.filter_tools(json.dumps(fx["tools"]), fx["dialect"])) == fx["expect"]
+    # the caller's values are never edited
+    assert json.dumps(fx["tools"]) == before
+
+
+def _fn(name):
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def test_a_json_list_keeps_the_callers_own_definitions_in_a_new_list(gate):
+    ping, search = _fn("ping"), _fn("search")
+    tools = [ping, _fn("rm"), search]
+    out = gate.filter_tools(tools, "openai")
+    assert out == [ping, search] and out[0] is ping and out[1] is search
+    assert out is not tools and [t["function"]["name"] for t in tools] == ["ping", "rm", "search"]
+    same = gate.filter_tools([ping], "openai")
+    assert same == [ping] and same[0] is ping
+    # a tuple stays a tuple; a request body is copied along the way, its other members kept
+    assert gate.filter_tools((_fn("rm"), ping), "openai") == (ping,)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [_fn("rm"), ping]}
+    cut = gate.filter_tools(body, "openai")
+    assert cut == {"model": "m", "messages": body["messages"], "tools": [ping]}
+    assert cut["messages"] is body["messages"] and cut["tools"][0] is ping and len(body["tools"]) == 2
+
+
+def test_gemini_removals_by_position_keep_the_callers_declarations(gate):
+    weather = {"name": "get_weather"}
+    tools = [{"functionDeclarations": [{"name": "rm"}]}, {"googleSearch": {}, "functionDeclarations": [{"name": "nope"}, weather]}]
+    out = gate.filter_tools(tools, "gemini")
+    assert out == [{"functionDeclarations": [weather]}] and out[0]["functionDeclarations"][0] is weather
+
+
+def test_values_json_shows_differently_are_answered_from_the_text_decided_on(gate):
+    import collections
+
+    # a container that is not plain data where something goes (a dict subclass, keys JSON
+    # rewrites): the core's filtered text, parsed, never positions cut from something else
+    body = collections.OrderedDict(tools=[_fn("rm"), _fn("ping")])
+    assert gate.filter_tools(body, "openai") == {"tools": [_fn("ping")]}
+
+    # a mapping read twice differently: positions decided on the first reading (what json
+    # serialized) are never cut from a second
+    class Shifty(dict):
+        reads = 0
+
+        def items(self):
+            Shifty.reads += 1
+            return [("tools", [_fn("rm"), _fn("ping")] if Shifty.reads == 1 else [_fn("ping"), _fn("rm")])]
+
+    out = gate.filter_tools(Shifty(tools=[]), "openai")
+    assert [t["function"]["name"] for t in out["tools"]] == ["ping"]
+    # an AI SDK record with a key that is not a string: JSON names it "1", which it does not hold
+    record = {1: {"description": "undeclared"}, "search": {"description": "Search"}}
+    assert gate.filter_tools(record, "ai-sdk") == {"search": {"description": "Search"}}
+    # a key JSON rewrites, off the way to any removal, is the caller's own
+    kept = gate.filter_tools({1: "x", "tools": [_fn("rm"), _fn("ping")]}, "openai")
+    assert kept == {1: "x", "tools": [_fn("ping")]}
 
 
 def test_live_tool_objects_are_kept_identical(gate):

@@ -389,13 +389,21 @@ class ToolGate:
         request body holding one; JSON text or parsed) — with only the tools this caller could
         call. Undeclared tools are always removed. Lists of live tool objects (LangChain tools,
         Pydantic AI tools, anything with a ``name``) and AI SDK tool records (``ai-sdk``,
-        ``ai-sdk-ui``: ``{name: tool}``) keep the caller's own objects."""
+        ``ai-sdk-ui``: ``{name: tool}``) keep the caller's own objects; so does a JSON list given
+        as Python values: its definitions are the caller's own, in new containers (the outer one
+        always, and each one something was removed from). Text is answered as text."""
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
         dialect = well_formed(dialect)
         c = keyword_caller(ctx)
         gate = self._gate
-        return filter_tool_list(tools, dialect, lambda names: gate.visible_tools(names, c), lambda d, t: gate.filter_tools(d, t, c))
+        return filter_tool_list(
+            tools,
+            dialect,
+            lambda names: gate.visible_tools(names, c),
+            lambda d, t: gate.filter_tools(d, t, c),
+            lambda d, t: gate.filter_tools_removals(d, t, c),
+        )
 
     def stream(self, dialect: str, **ctx: Any) -> ToolCallStream:
         """Guards a streamed model turn (``openai``, ``openai-responses``, ``anthropic``,

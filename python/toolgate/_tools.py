@@ -2,18 +2,73 @@
 JSON tool lists go to the core whole (it knows each dialect's shape); lists of live tool objects
 (LangChain ``BaseTool``, Pydantic AI ``Tool``, anything with a ``name``) and AI SDK tool records
 cannot cross as JSON, so for those the core is asked about names and the caller's own objects are
-kept, identical (``filterToolList`` in ``src-ts/tools.ts``)."""
+kept, identical (``filterToolList`` in ``src-ts/tools.ts``). A JSON list given as text is answered
+as text; given as Python values, the core answers where it removed something (paths into the
+list as sent) and those positions are cut from the caller's own values."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._errors import ToolGateError
 from ._json import error_text, payload_text, well_formed
 
 Visible = Callable[[List[str]], List[bool]]
 FilterJson = Callable[[str, str], str]
+FilterRemovals = Callable[[str, str], List[List[Union[str, int]]]]
+
+class _Mismatch(Exception):
+    """A list that is not, at a removal's position, what its JSON text showed."""
+
+
+def _cut_tree(paths: List[List[Union[str, int]]]) -> Optional[Dict[Union[str, int], Any]]:
+    """The removal paths as a tree (``True`` removes that member or element, a dict goes inside
+    it); ``None`` for paths the core never answers (empty, or one inside another)."""
+    root: Dict[Union[str, int], Any] = {}
+    for p in paths:
+        if not p:
+            return None
+        node = root
+        for seg in p[:-1]:
+            nxt = node.get(seg)
+            if nxt is True:
+                return None
+            if nxt is None:
+                nxt = node[seg] = {}
+            node = nxt
+        if p[-1] in node:
+            return None
+        node[p[-1]] = True
+    return root
+
+
+def _kept(items: Iterable[Tuple[Any, Any]], node: Dict[Union[str, int], Any]) -> Iterator[Tuple[Any, Any]]:
+    """The ``(key, value)`` pairs of ``items`` the tree's cuts leave, each cut inside as told."""
+    for k, x in items:
+        sub = node.get(k)
+        if sub is not True:
+            yield k, (x if sub is None else _cut(x, sub))
+
+
+def _cut(v: Any, node: Dict[Union[str, int], Any]) -> Any:
+    """``v`` with the tree's cuts made: the containers on the way copied (``list``, ``tuple`` and
+    ``dict`` as themselves, members in order), everything else the caller's own value. Raises
+    ``_Mismatch`` when a container on the way is not one JSON text shows as is (a subclass, a key
+    that is not a string, a position it does not have)."""
+    t = type(v)
+    if t is list or t is tuple:
+        n = len(v)
+        if any(type(k) is not int or not 0 <= k < n for k in node):
+            raise _Mismatch
+        out = [x for _, x in _kept(enumerate(v), node)]
+        return out if t is list else tuple(out)
+    if t is dict:
+        if any(type(k) is not str or k not in v for k in node):
+            raise _Mismatch
+        return dict(_kept(v.items(), node))
+    raise _Mismatch
+
 
 _RECORD_DIALECTS = frozenset(("ai-sdk", "ai-sdk-ui"))
 """Dialects whose tool list may be a record ``{name: tool}`` of live objects (``LIVE_OBJECT_DIALECTS``
@@ -40,7 +95,7 @@ def _spec_name(t: Any) -> Optional[str]:
     return _live_name(t)
 
 
-def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: FilterJson) -> Any:
+def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: FilterJson, filter_removals: FilterRemovals) -> Any:
     """Filters ``tools`` in ``dialect``'s shape; see ``ToolGate.filter_tools``."""
     if isinstance(tools, (list, tuple)) and (dialect == "langchain" or any(_live_name(t) is not None for t in tools)):
         names = []
@@ -65,8 +120,18 @@ def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: Fi
             raise ToolGateError("E_PAYLOAD", f"{dialect} tool list: cannot be read (reading it raised {type(e).__name__}: {error_text(e)})") from None
         # keys that are not strings: read as JSON (the core sees them as the strings JSON makes)
     text = payload_text(tools, f"{dialect} tool list")
-    filtered = filter_json(dialect, text)
-    return filtered if isinstance(tools, str) else json.loads(filtered)
+    if isinstance(tools, (str, bytes, bytearray)):
+        filtered = filter_json(dialect, text)
+        return filtered if isinstance(tools, str) else json.loads(filtered)
+    # the outer container is always new (with nothing removed, a shallow copy)
+    tree = _cut_tree(filter_removals(dialect, text))
+    try:
+        if tree is not None:
+            return _cut(tools, tree)
+    except _Mismatch:
+        pass
+    # values that are not plain JSON data where something goes: the core's filtered text, parsed
+    return json.loads(filter_json(dialect, text))
 
 
 __all__: Sequence[str] = ("filter_tool_list",)

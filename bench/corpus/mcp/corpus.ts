@@ -156,18 +156,33 @@ function globRegExp(glob: string): RegExp {
  * expanded over the declared tools, minus what a deny rule takes from that role.
  */
 export function roleTools(config: CorpusConfig): Map<string, Set<string>> {
+  return ruleTools(config, 'allow', (role, n, out) => out.get(role)?.delete(n))
+}
+
+/**
+ * The role → tool set each effect's rules name (globs expanded over the declared tools): with
+ * `'deny'`, what a careful hand-written filter takes from a caller holding any of those roles
+ * (a deny wins over every allow, as in the gate).
+ */
+export function roleDenied(config: CorpusConfig): Map<string, Set<string>> {
+  return ruleTools(config, 'deny')
+}
+
+function ruleTools(config: CorpusConfig, effect: 'allow' | 'deny', denied?: (role: string, name: string, out: Map<string, Set<string>>) => void): Map<string, Set<string>> {
   const names = config.tools.map((t) => t.name)
   const expand = (globs: string[]): string[] => names.filter((n) => globs.some((g) => globRegExp(g).test(n)))
   const out = new Map<string, Set<string>>()
-  for (const r of config.policy.rules.filter((r) => r.effect === 'allow')) {
+  for (const r of config.policy.rules.filter((r) => r.effect === effect)) {
     for (const role of r.roles) {
       const set = out.get(role) ?? new Set<string>()
       for (const n of expand(r.tools)) set.add(n)
       out.set(role, set)
     }
   }
-  for (const r of config.policy.rules.filter((r) => r.effect === 'deny')) {
-    for (const role of r.roles) for (const n of expand(r.tools)) out.get(role)?.delete(n)
+  if (denied !== undefined) {
+    for (const r of config.policy.rules.filter((r) => r.effect === 'deny')) {
+      for (const role of r.roles) for (const n of expand(r.tools)) denied(role, n, out)
+    }
   }
   return out
 }

@@ -363,6 +363,22 @@ impl Gate {
     /// [`Gate::filter_tools`] for a caller: a tool stays when this caller could call it with
     /// some arguments (see `Policy::could_allow`).
     pub fn filter_tools_as(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<String, GateError> {
+        let (value, _) = self.sieve_tools(d, tools, who)?;
+        Ok(serde_json::to_string(&value).unwrap_or_default())
+    }
+
+    /// [`Gate::filter_tools_as`] answering what it would take out instead of what is left: the
+    /// paths, into the list as sent, of the tool definitions (and Gemini capabilities, and
+    /// containers left empty) a caller may not see, in document order, none a prefix of another
+    /// — so removing them from last to first, from the caller's own parsed copy of `tools`,
+    /// gives exactly the list [`Gate::filter_tools_as`] answers. Same checks, same errors.
+    pub fn filter_tools_removals(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<Vec<Vec<Seg>>, GateError> {
+        Ok(self.sieve_tools(d, tools, who)?.1)
+    }
+
+    /// The one filter behind both answers: the list parsed strictly, filtered in place by the
+    /// dialect's codec, and the removals it made.
+    fn sieve_tools(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<(Value, Vec<Vec<Seg>>), GateError> {
         let parsed = parse_payload(tools, self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?;
         // a key written twice (or a prototype key) anywhere in a tool list: another reader may
         // take the other copy (a different name or schema than the one filtered), so the list is
@@ -372,8 +388,10 @@ impl Gate {
         }
         let mut value = parsed.value;
         let listing = self.listing(who);
-        d.codec().filter_tools(&mut value, &|name| listing.shows_name(name))?;
-        Ok(serde_json::to_string(&value).unwrap_or_default())
+        let keep = |name: &str| listing.shows_name(name);
+        let mut sieve = dialect::sieve::Sieve::new(&keep);
+        d.codec().filter_tools(&mut value, &mut sieve)?;
+        Ok((value, sieve.into_removed()))
     }
 
     /// Which of `names` this caller may see (for tool lists the host holds as live objects).

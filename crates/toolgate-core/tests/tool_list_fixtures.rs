@@ -1,10 +1,12 @@
 //! Runs every fixture under `__test__/fixtures/tool-lists/` (shared with vitest) through
-//! `Gate::filter_tools`.
+//! `Gate::filter_tools`, and `Gate::filter_tools_removals` against it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use toolgate_core::dialect::sieve::remove_paths;
+use toolgate_core::json::pointer::Seg;
 use toolgate_core::{Dialect, Gate};
 
 fn root() -> PathBuf {
@@ -46,10 +48,48 @@ fn every_tool_list_fixture_holds() {
                     }
                 }
             }
+            // the removals, taken from the list as sent, give the same answer (or the same error)
+            let removals = gate.filter_tools_removals(d, &fx["tools"].to_string(), &gate.anonymous());
+            match (gate.filter_tools(d, &fx["tools"].to_string()), removals) {
+                (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+                (Ok(text), Ok(paths)) => {
+                    if let Err(why) = well_ordered(&paths) {
+                        failures.push(format!("{name}: removals {paths:?}: {why}"));
+                    }
+                    let mut mine = fx["tools"].clone();
+                    if !remove_paths(&mut mine, &paths) {
+                        failures.push(format!("{name}: removals {paths:?} name something not in the list as sent"));
+                    }
+                    // compared as text: the same members in the same order
+                    if serde_json::to_string(&mine).unwrap() != text {
+                        failures.push(format!("{name}: removals {paths:?} leave {mine}, filter_tools answers {text}"));
+                    }
+                }
+                (a, b) => failures.push(format!("{name}: filter_tools {a:?} but filter_tools_removals {b:?}")),
+            }
         }
     }
     assert!(count >= 4, "tool-list fixtures missing");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The order the removals promise: document order (within one array, ascending indices), and
+/// no path a prefix of another.
+fn well_ordered(paths: &[Vec<Seg>]) -> Result<(), String> {
+    for (i, a) in paths.iter().enumerate() {
+        for b in &paths[i + 1..] {
+            if b.starts_with(a) || a.starts_with(b) {
+                return Err(format!("{a:?} and {b:?}: one inside the other"));
+            }
+            let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            if let (Some(Seg::Index(x)), Some(Seg::Index(y))) = (a.get(shared), b.get(shared)) {
+                if x > y {
+                    return Err(format!("{a:?} before {b:?}: not in document order"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A tool list holding a key written twice (or a prototype key) is refused whole (`E_PAYLOAD`

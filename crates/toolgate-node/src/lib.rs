@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, TurnReport, Verdict};
+use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, GateError, Stage, TurnOptions, TurnReport, Verdict, Who};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -621,11 +621,31 @@ pub fn generate_receipt_key() -> std::result::Result<String, Error<String>> {
 /// answers the same shape as JSON text.
 #[napi]
 pub fn filter_tools(handle: u32, dialect: String, tools: String, ctx: String) -> std::result::Result<String, Error<String>> {
+    tool_list(handle, &dialect, &tools, &ctx, Gate::filter_tools_as)
+}
+
+/// What [`filter_tools`] would take out of `tools`, for a host that holds the list as objects:
+/// the paths of the removed definitions into the list as sent (`toolgate_wire::paths`, in
+/// document order, none a prefix of another). Same checks and errors as [`filter_tools`].
+#[napi]
+pub fn filter_tools_removals(handle: u32, dialect: String, tools: String, ctx: String) -> std::result::Result<String, Error<String>> {
+    tool_list(handle, &dialect, &tools, &ctx, Gate::filter_tools_removals).map(|removed| toolgate_wire::paths(&removed))
+}
+
+/// A tool list (JSON text in `dialect`'s request shape) through one of the core's filters, for
+/// the caller whose context is `ctx` (JSON text).
+fn tool_list<T>(
+    handle: u32,
+    dialect: &str,
+    tools: &str,
+    ctx: &str,
+    filter: fn(&Gate, Dialect, &str, &Who<'_>) -> std::result::Result<T, GateError>,
+) -> std::result::Result<T, Error<String>> {
     let gate = gate_of(handle)?;
     guarded("tool list", || {
         let d: Dialect = dialect.parse()?;
-        let ctx = CallContext::from_json(&ctx)?;
-        gate.filter_tools_as(d, &tools, &gate.who(&ctx, Stage::Full))
+        let ctx = CallContext::from_json(ctx)?;
+        filter(&gate, d, tools, &gate.who(&ctx, Stage::Full))
     })
 }
 

@@ -102,6 +102,18 @@ pub(crate) fn turn_call_tuple<'py>(py: Python<'py>, c: &TurnCall) -> PyResult<Bo
     (c.call_id.as_str(), c.tool.as_str(), tuple_of(py, &c.verdict, c.arguments_json.as_deref())?).into_pyobject(py)
 }
 
+/// A path as a list of keys (`str`) and indices (`int`).
+pub(crate) fn path_list<'py>(py: Python<'py>, path: &[Seg]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for seg in path {
+        match seg {
+            Seg::Key(k) => out.append(k.as_str())?,
+            Seg::Index(i) => out.append(*i)?,
+        }
+    }
+    Ok(out)
+}
+
 /// A turn's report as `(dialect, calls, patches, feedback, provider_executed, turn_refusals,
 /// payload)`, what `toolgate._report` reads: `calls` as [`turn_call_tuple`]s, each patch
 /// `(call, path, as_text)`, `provider_executed` and `turn_refusals` as dicts with the Node
@@ -115,14 +127,7 @@ pub(crate) fn report_tuple<'py>(py: Python<'py>, r: &TurnReport, with_payload: b
     }
     let patches = PyList::empty(py);
     for p in &r.patches {
-        let path = PyList::empty(py);
-        for seg in &p.path {
-            match seg {
-                Seg::Key(k) => path.append(k.as_str())?,
-                Seg::Index(i) => path.append(*i)?,
-            }
-        }
-        patches.append((p.call, path, p.as_text).into_pyobject(py)?)?;
+        patches.append((p.call, path_list(py, &p.path)?, p.as_text).into_pyobject(py)?)?;
     }
     let feedback = PyList::empty(py);
     for f in &r.feedback {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyString, PyTuple};
-use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict};
+use pyo3::types::{PyList, PyString, PyTuple};
+use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict, Who};
 
 use crate::caller::{context, CallerArg};
 use crate::convert::{report_tuple, verdict_tuple};
@@ -208,13 +208,26 @@ impl Gate {
     /// answers the same shape as JSON text.
     #[pyo3(signature = (dialect, tools, ctx=None))]
     fn filter_tools(&self, py: Python<'_>, dialect: PyBackedStr, tools: &Bound<'_, PyString>, ctx: Option<CallerArg<'_>>) -> PyResult<String> {
-        let text = payload_text(py, tools, &format!("{} tool list", &*dialect))?;
-        let ctx = context(py, &ctx)?;
-        let gate = &self.inner;
-        run_detached(py, "tool list", "E_PAYLOAD", || {
-            let d: Dialect = dialect.parse()?;
-            gate.filter_tools_as(d, &text, &gate.who(&ctx, Stage::Full))
-        })
+        self.tool_list(py, &dialect, tools, &ctx, CoreGate::filter_tools_as)
+    }
+
+    /// What [`Self::filter_tools`] would take out of `tools`, for a list held as Python values:
+    /// the paths of the removed definitions into the list as sent (lists of keys and indices,
+    /// in document order, none a prefix of another). Same checks and errors.
+    #[pyo3(signature = (dialect, tools, ctx=None))]
+    fn filter_tools_removals<'py>(
+        &self,
+        py: Python<'py>,
+        dialect: PyBackedStr,
+        tools: &Bound<'_, PyString>,
+        ctx: Option<CallerArg<'_>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let removed = self.tool_list(py, &dialect, tools, &ctx, CoreGate::filter_tools_removals)?;
+        let out = PyList::empty(py);
+        for p in &removed {
+            out.append(crate::convert::path_list(py, p)?)?;
+        }
+        Ok(out)
     }
 
     /// Which of `names` this caller may see (tool lists held as live objects).
@@ -270,5 +283,22 @@ impl Gate {
     /// Declared tool names, in config order.
     fn tool_names(&self) -> Vec<String> {
         self.inner.tool_names().map(str::to_owned).collect()
+    }
+}
+
+/// What one of the core's tool-list filters answers for a list (JSON text), for a caller.
+type ToolListFilter<T> = fn(&CoreGate, Dialect, &str, &Who<'_>) -> Result<T, GateError>;
+
+impl Gate {
+    /// A tool list (JSON text in `dialect`'s request shape) through one of the core's filters,
+    /// for this caller: the text and the caller read here, the filter run off the GIL.
+    fn tool_list<T: Send>(&self, py: Python<'_>, dialect: &str, tools: &Bound<'_, PyString>, ctx: &Option<CallerArg<'_>>, filter: ToolListFilter<T>) -> PyResult<T> {
+        let text = payload_text(py, tools, &format!("{dialect} tool list"))?;
+        let ctx = context(py, ctx)?;
+        let gate = &self.inner;
+        run_detached(py, "tool list", "E_PAYLOAD", || {
+            let d: Dialect = dialect.parse()?;
+            filter(gate, d, &text, &gate.who(&ctx, Stage::Full))
+        })
     }
 }

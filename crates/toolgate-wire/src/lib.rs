@@ -43,6 +43,23 @@ enum WireSeg<'a> {
     Index(usize),
 }
 
+/// A path as the host walks it: keys as strings, indices as numbers.
+fn wire_path(path: &[Seg]) -> Vec<WireSeg<'_>> {
+    path.iter()
+        .map(|s| match s {
+            Seg::Key(k) => WireSeg::Key(k),
+            Seg::Index(i) => WireSeg::Index(*i),
+        })
+        .collect()
+}
+
+/// The removals `Gate::filter_tools_removals` answers, as JSON: an array of paths, each an
+/// array of object keys (strings) and array indices (numbers), e.g. `[["tools",2],["tools",5]]`.
+pub fn paths(paths: &[Vec<Seg>]) -> String {
+    let w: Vec<Vec<WireSeg<'_>>> = paths.iter().map(|p| wire_path(p)).collect();
+    serde_json::to_string(&w).unwrap_or_default()
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct WireCall<'a> {
@@ -106,23 +123,7 @@ fn wire(r: &TurnReport, patches: bool) -> String {
         dialect: r.dialect.as_str(),
         calls: r.calls.iter().map(WireCall::of).collect(),
         payload: if patches { None } else { r.payload.as_ref() },
-        patches: patches.then(|| {
-            r.patches
-                .iter()
-                .map(|p| WirePatch {
-                    call: p.call,
-                    path: p
-                        .path
-                        .iter()
-                        .map(|s| match s {
-                            Seg::Key(k) => WireSeg::Key(k),
-                            Seg::Index(i) => WireSeg::Index(*i),
-                        })
-                        .collect(),
-                    as_text: p.as_text,
-                })
-                .collect()
-        }),
+        patches: patches.then(|| r.patches.iter().map(|p| WirePatch { call: p.call, path: wire_path(&p.path), as_text: p.as_text }).collect()),
         feedback: &r.feedback,
         provider_executed: r.provider_executed.iter().map(|p| WireProvider { call_id: &p.call_id, tool: &p.tool, kind: &p.kind }).collect(),
         turn_refusals: &r.turn_refusals,

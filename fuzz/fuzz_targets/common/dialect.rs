@@ -15,7 +15,8 @@
 //! 4. The repaired payload guarded again gives the same calls, each allowed one `passed` with the
 //!    same arguments (repairs are written where the codec reads them, and repair is idempotent).
 //! 5. `auto`, when it answers this dialect, answers exactly the same report.
-//! 6. `filter_tools` output, filtered again, is unchanged.
+//! 6. `filter_tools` output, filtered again, is unchanged; `filter_tools_removals` answers the
+//!    same error, or removals that, taken from the input as parsed, leave exactly that output.
 //!
 //! Exception to 3 and 4: when the strict parse recorded a duplicate or prototype key, a call
 //! refused `bad_arguments` may change outcome — `serde_json` keeps a duplicate's last value and
@@ -47,9 +48,18 @@ pub fn run(d: Dialect, data: &[u8]) {
     let gate = gate();
     let opts = TurnOptions::default();
 
-    if let Ok(filtered) = gate.filter_tools(d, &text) {
-        let again = gate.filter_tools(d, &filtered).expect("a filtered tool list filters again");
-        assert_eq!(again, filtered, "{d}: filter_tools is not idempotent");
+    let filtered = gate.filter_tools(d, &text);
+    let removals = gate.filter_tools_removals(d, &text, &gate.anonymous());
+    match (&filtered, removals) {
+        (Ok(filtered), Ok(paths)) => {
+            let again = gate.filter_tools(d, filtered).expect("a filtered tool list filters again");
+            assert_eq!(&again, filtered, "{d}: filter_tools is not idempotent");
+            let mut mine: Value = serde_json::from_str(&text).expect("a list filter_tools read parses");
+            assert!(toolgate_core::dialect::sieve::remove_paths(&mut mine, &paths), "{d}: removals {paths:?} name something not in the list");
+            assert_eq!(&mine.to_string(), filtered, "{d}: the removals {paths:?} do not leave what filter_tools answers");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{d}: the two filters fail differently"),
+        (a, b) => panic!("{d}: filter_tools {a:?} but filter_tools_removals {b:?}"),
     }
 
     let direct = gate.guard(DialectChoice::Is(d), &text, &opts);

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::ai_sdk_ui;
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Args, Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::schema::types::type_name;
@@ -86,10 +87,11 @@ impl Codec for AiSdk {
     /// A tool record `{ [name]: tool }` (kept by key; the values are the host's own), or an array
     /// of provider-level tools (`{ type: "function", name, inputSchema }` and
     /// `{ type: "provider", id, name, args }`, kept by `name`).
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         match tools {
             Value::Object(record) => {
-                record.retain(|name, _| keep(name));
+                let keep = sieve.keep();
+                sieve.retain_members(&[], record, |name, _| keep(name));
                 Ok(())
             }
             Value::Array(list) => {
@@ -102,7 +104,7 @@ impl Codec for AiSdk {
                     }
                     shape::string(D, &p, m, "name")?;
                 }
-                shape::retain_named(D, &[], tools, keep, |t| t.get("name").and_then(Value::as_str))
+                shape::retain_named(D, &[], tools, sieve, |t| t.get("name").and_then(Value::as_str))
             }
             other => Err(broken(D, &[], format!("expected a tool record or an array of provider-level tools, got {}", type_name(other)))),
         }

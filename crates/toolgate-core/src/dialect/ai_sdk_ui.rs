@@ -23,6 +23,7 @@ use ahash::AHashSet;
 use serde_json::{Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
@@ -53,10 +54,11 @@ impl Codec for AiSdkUi {
 
     /// The server's tool record (`ToolSet`, `{ [name]: tool }`), kept by key: UI messages name
     /// tools by the same keys.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         match tools {
             Value::Object(record) => {
-                record.retain(|name, _| keep(name));
+                let keep = sieve.keep();
+                sieve.retain_members(&[], record, |name, _| keep(name));
                 Ok(())
             }
             other => Err(broken(D, &[], format!("expected a tool record (`ToolSet`: {{ [name]: tool }}), got {}", type_name(other)))),

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 
@@ -55,9 +56,9 @@ impl Codec for Anthropic {
         vec![json!({ "role": "user", "content": blocks })]
     }
 
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let (path, list) = super::openai::tool_list(D, tools);
-        shape::retain_named(D, &path, list, keep, |t| t.get("name").and_then(Value::as_str))
+        shape::retain_named(D, &path, list, sieve, |t| t.get("name").and_then(Value::as_str))
     }
 }
 

@@ -25,6 +25,7 @@ mod live;
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions, TurnRefusal};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
@@ -171,7 +172,7 @@ impl Codec for Gemini {
     /// `E_PAYLOAD`); every other member is a provider capability with no function name
     /// (`googleSearch`, `codeExecution`, `urlContext`, `computerUse` …) and is kept only when a
     /// tool of that camelCase name is declared: deny by default. A Tool left empty is dropped.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let path: Path = if tools.is_array() {
             Vec::new()
         } else if tools.get("tools").is_some() {
@@ -188,39 +189,49 @@ impl Codec for Gemini {
         let Some(list) = list else { return Err(broken(D, &path, "missing")) };
         let tname = type_name(list);
         let arr = list.as_array_mut().ok_or_else(|| broken(D, &path, format!("expected an array of tools, got {tname}")))?;
+        let mut kept = Vec::with_capacity(arr.len());
         for (i, tool) in arr.iter_mut().enumerate() {
-            filter_tool(&index(&path, i), tool, keep)?;
+            let p = index(&path, i);
+            let mark = sieve.mark();
+            filter_tool(&p, tool, sieve)?;
+            let k = tool.as_object().is_some_and(|m| !m.is_empty());
+            if !k {
+                // a Tool left empty goes whole, not as the members taken out of it
+                sieve.replace_since(mark, p);
+            }
+            kept.push(k);
         }
-        arr.retain(|t| t.as_object().is_some_and(|m| !m.is_empty()));
+        let mut it = kept.into_iter();
+        arr.retain(|_| it.next().unwrap_or(false));
         Ok(())
     }
 }
 
-/// Filters one Tool object in place (it may be left empty).
-fn filter_tool(p: &[Seg], tool: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+/// Filters one Tool object in place (it may be left empty); member order is kept.
+fn filter_tool(p: &[Seg], tool: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
+    let keep = sieve.keep();
     let m = tool.as_object_mut().ok_or_else(|| broken(D, p, "expected a Tool object"))?;
-    let mut drop: Vec<String> = Vec::new();
-    for (k, v) in m.iter_mut() {
-        if k == "functionDeclarations" || k == "function_declarations" {
-            let dp = key(p, k);
-            let tname = type_name(v);
-            let decls = v.as_array_mut().ok_or_else(|| broken(D, &dp, format!("expected an array, got {tname}")))?;
-            for (j, decl) in decls.iter().enumerate() {
-                if decl.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
-                    return Err(broken(D, &index(&dp, j), "a function declaration without a name"));
-                }
+    let is_decls = |k: &str| k == "functionDeclarations" || k == "function_declarations";
+    let mut emptied: Vec<String> = Vec::new();
+    for (k, v) in m.iter_mut().filter(|(k, _)| is_decls(k)) {
+        let dp = key(p, k);
+        let tname = type_name(v);
+        let decls = v.as_array_mut().ok_or_else(|| broken(D, &dp, format!("expected an array, got {tname}")))?;
+        for (j, decl) in decls.iter().enumerate() {
+            if decl.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+                return Err(broken(D, &index(&dp, j), "a function declaration without a name"));
             }
-            decls.retain(|f| f.get("name").and_then(Value::as_str).is_some_and(keep));
-            if decls.is_empty() {
-                drop.push(k.clone());
-            }
-        } else if !keep(&camel(k)) {
-            drop.push(k.clone());
+        }
+        let mark = sieve.mark();
+        sieve.retain(&dp, decls, |_, f| f.get("name").and_then(Value::as_str).is_some_and(keep));
+        if decls.is_empty() {
+            // an emptied list goes whole (below), not as the declarations taken out of it
+            sieve.forget_since(mark);
+            emptied.push(k.clone());
         }
     }
-    for k in drop {
-        m.remove(&k);
-    }
+    // every other member is a capability, kept only when a tool of its camelCase name is declared
+    sieve.retain_members(p, m, |k, _| if is_decls(k) { !emptied.iter().any(|e| e == k) } else { keep(&camel(k)) });
     Ok(())
 }
 

@@ -22,6 +22,7 @@ mod raw;
 use serde_json::{Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Args, Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::schema::types::type_name;
@@ -107,9 +108,9 @@ impl Codec for LangChain {
     /// JSON tool specs (`{ name, description, schema }`) or OpenAI-format definitions
     /// (`{ type: "function", function: { name } }`), as a list or under `tools`. Live tool
     /// instances are filtered by name in the TypeScript layer.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let (path, list) = super::openai::tool_list(D, tools);
-        shape::retain_named(D, &path, list, keep, |t| {
+        shape::retain_named(D, &path, list, sieve, |t| {
             t.get("name").and_then(Value::as_str).or_else(|| t.get("function").and_then(|f| f.get("name")).and_then(Value::as_str))
         })
     }

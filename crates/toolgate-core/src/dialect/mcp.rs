@@ -8,6 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Args, Call, Codec, Dialect, Found, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::schema::types::type_name;
@@ -90,9 +91,9 @@ impl Codec for Mcp {
     /// Filters a `tools/list` result (`{ tools, nextCursor? }`), the whole JSON-RPC response
     /// holding one (`{ jsonrpc, id, result: { tools } }`), or a bare array of `Tool` objects, by
     /// `name`; everything else in the container is kept as it is.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         match tools {
-            Value::Array(_) => shape::retain_named(D, &[], tools, keep, name_of),
+            Value::Array(_) => shape::retain_named(D, &[], tools, sieve, name_of),
             Value::Object(m) if m.contains_key("jsonrpc") => {
                 if m.contains_key("error") && !m.contains_key("result") {
                     return Err(broken(D, &[], "a JSON-RPC error response holds no tool list"));
@@ -107,10 +108,10 @@ impl Codec for Mcp {
                 let Some(list) = r.get_mut("tools") else {
                     return Err(broken(D, &rp, "missing `tools`: expected a tools/list result"));
                 };
-                shape::retain_named(D, &key(&rp, "tools"), list, keep, name_of)
+                shape::retain_named(D, &key(&rp, "tools"), list, sieve, name_of)
             }
             Value::Object(m) => match m.get_mut("tools") {
-                Some(list) => shape::retain_named(D, &key(&[], "tools"), list, keep, name_of),
+                Some(list) => shape::retain_named(D, &key(&[], "tools"), list, sieve, name_of),
                 None => Err(broken(D, &[], "missing `tools`: expected a tools/list result, its JSON-RPC response, or an array of tools")),
             },
             other => Err(broken(D, &[], format!("expected a tools/list result or an array of tools, got {}", type_name(other)))),

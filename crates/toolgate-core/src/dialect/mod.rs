@@ -14,6 +14,7 @@ mod openai;
 pub(crate) mod openai_responses;
 mod pydantic_ai;
 pub mod shape;
+pub mod sieve;
 
 use std::fmt;
 use std::str::FromStr;
@@ -25,6 +26,7 @@ use crate::json::pointer::Seg;
 use crate::verdict::Verdict;
 
 pub use detect::detect;
+use sieve::Sieve;
 
 /// The wire dialects toolgate speaks (`Dialect` in docs/api.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -233,7 +235,9 @@ pub trait Codec: Sync {
     /// built), grouped as the API requires. Only called with refusals this codec reported.
     fn turn_feedback(&self, _refusals: &[TurnRefusal], _feedback: &mut Vec<Value>) {}
 
-    /// Keeps, in place, only the tool definitions whose name `keep` accepts; `tools` is this
-    /// dialect's request shape (array, record, or wrapper). Unknown shapes are `E_PAYLOAD`.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError>;
+    /// Keeps, in place, only the tool definitions whose name the sieve accepts, removing the
+    /// others through it (so each removal is also known by its position in the list sent);
+    /// `tools` is this dialect's request shape (array, record, or wrapper). Unknown shapes are
+    /// `E_PAYLOAD`.
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError>;
 }

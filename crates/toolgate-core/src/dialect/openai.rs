@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Call, Codec, Dialect, Found, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
@@ -64,9 +65,9 @@ impl Codec for OpenAi {
         refused.iter().map(|r| json!({ "role": "tool", "tool_call_id": r.call.call_id, "content": shape::message_of(r.verdict) })).collect()
     }
 
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let (path, list) = tool_list(D, tools);
-        shape::retain_named(D, &path, list, keep, chat_tool_name)
+        shape::retain_named(D, &path, list, sieve, chat_tool_name)
     }
 }
 

@@ -34,6 +34,7 @@ use ahash::AHashSet;
 use serde_json::Value;
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Args, Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
@@ -144,9 +145,9 @@ impl Codec for OpenAiResponses {
         out
     }
 
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let (path, list) = super::openai::tool_list(D, tools);
-        answer::filter(D, &path, list, keep)
+        answer::filter(D, &path, list, sieve)
     }
 }
 

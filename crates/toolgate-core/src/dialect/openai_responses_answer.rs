@@ -12,6 +12,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::dialect::shape::{self, broken, index, key};
+use crate::dialect::sieve::Sieve;
 use crate::dialect::{Dialect, Refusal};
 use crate::error::GateError;
 use crate::json::pointer::{to_pointer, Seg};
@@ -65,21 +66,30 @@ fn note(msg: &str) -> Value {
 /// `local_shell_call`, `apply_patch` → `apply_patch_call`, a client `tool_search` →
 /// `tool_search_call`), so a listed tool is one whose calls can pass; any other built-in
 /// (`web_search`, `file_search`, `mcp`, `code_interpreter` …) goes by its `type`.
-pub(super) fn filter(d: Dialect, path: &[Seg], list: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+pub(super) fn filter(d: Dialect, path: &[Seg], list: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
     let tname = type_name(list);
     let Some(arr) = list.as_array_mut() else {
         return Err(broken(d, path, format!("expected an array of tools, got {tname}")));
     };
     let mut kept = Vec::with_capacity(arr.len());
     for (i, t) in arr.iter_mut().enumerate() {
-        kept.push(keep_tool(d, &index(path, i), t, keep)?);
+        let p = index(path, i);
+        let mark = sieve.mark();
+        let k = keep_tool(d, &p, t, sieve)?;
+        if !k {
+            // a namespace left empty goes whole, not as the functions taken out of it
+            sieve.replace_since(mark, p);
+        }
+        kept.push(k);
     }
+    // the removals are recorded above, each where its tool was decided
     let mut it = kept.into_iter();
     arr.retain(|_| it.next().unwrap_or(false));
     Ok(())
 }
 
-fn keep_tool(d: Dialect, p: &[Seg], t: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<bool, GateError> {
+fn keep_tool(d: Dialect, p: &[Seg], t: &mut Value, sieve: &mut Sieve<'_>) -> Result<bool, GateError> {
+    let keep = sieve.keep();
     let m = t.as_object_mut().ok_or_else(|| broken(d, p, "expected a tool definition object"))?;
     let kind = shape::string(d, p, m, "type")?.to_owned();
     Ok(match kind.as_str() {
@@ -94,7 +104,7 @@ fn keep_tool(d: Dialect, p: &[Seg], t: &mut Value, keep: &dyn Fn(&str) -> bool) 
                 let fp = index(&ip, i);
                 named(d, &fp, shape::object(d, &fp, f)?)?;
             }
-            inner.retain(|f| f.get("name").and_then(Value::as_str).is_some_and(|n| keep(&format!("{ns}.{n}"))));
+            sieve.retain(&ip, inner, |_, f| f.get("name").and_then(Value::as_str).is_some_and(|n| keep(&format!("{ns}.{n}"))));
             !inner.is_empty()
         }
         "computer" | "computer_use_preview" => keep("computer_call"),

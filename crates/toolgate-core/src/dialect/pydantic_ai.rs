@@ -15,6 +15,7 @@
 use serde_json::{json, Map, Value};
 
 use super::shape::{self, broken, index, key, Path};
+use super::sieve::Sieve;
 use super::{Args, Call, Codec, Dialect, Found, ProviderCall, Refusal, TurnOptions};
 use crate::error::GateError;
 use crate::json::pointer::Seg;
@@ -80,23 +81,23 @@ impl Codec for PydanticAi {
     /// `ModelRequestParameters`: `function_tools` and `output_tools` by `name`, `builtin_tools`
     /// (provider capabilities with no function name) by their `kind`, kept only when a tool of
     /// that name is declared.
-    fn filter_tools(&self, tools: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<(), GateError> {
+    fn filter_tools(&self, tools: &mut Value, sieve: &mut Sieve<'_>) -> Result<(), GateError> {
         let by_name = |t: &Value| t.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
         match tools {
-            Value::Array(_) => retain(&[], tools, keep, &by_name),
+            Value::Array(_) => retain(&[], tools, sieve, &by_name),
             Value::Object(m) if ["function_tools", "output_tools", "builtin_tools"].iter().any(|k| m.contains_key(*k)) => {
                 for (k, v) in m.iter_mut() {
                     let p = key(&[], k);
                     match k.as_str() {
-                        "function_tools" | "output_tools" => retain(&p, v, keep, &by_name)?,
-                        "builtin_tools" => retain(&p, v, keep, &|t: &Value| t.get("kind").and_then(Value::as_str).map(str::to_owned))?,
+                        "function_tools" | "output_tools" => retain(&p, v, sieve, &by_name)?,
+                        "builtin_tools" => retain(&p, v, sieve, &|t: &Value| t.get("kind").and_then(Value::as_str).map(str::to_owned))?,
                         _ => {}
                     }
                 }
                 Ok(())
             }
             Value::Object(m) if m.contains_key("tools") => match m.get_mut("tools") {
-                Some(list) => retain(&key(&[], "tools"), list, keep, &by_name),
+                Some(list) => retain(&key(&[], "tools"), list, sieve, &by_name),
                 None => Ok(()),
             },
             other => Err(broken(D, &[], format!("expected a list of ToolDefinition objects or ModelRequestParameters, got {}", type_name(other)))),
@@ -105,15 +106,15 @@ impl Codec for PydanticAi {
 }
 
 /// Keeps the tools whose name (`name_of`) `keep` accepts; a tool it cannot name is `E_PAYLOAD`.
-fn retain(path: &[Seg], list: &mut Value, keep: &dyn Fn(&str) -> bool, name_of: &dyn Fn(&Value) -> Option<String>) -> Result<(), GateError> {
+fn retain(path: &[Seg], list: &mut Value, sieve: &mut Sieve<'_>, name_of: &dyn Fn(&Value) -> Option<String>) -> Result<(), GateError> {
     let tname = type_name(list);
     let arr = list.as_array_mut().ok_or_else(|| broken(D, path, format!("expected an array of tools, got {tname}")))?;
     let mut names = Vec::with_capacity(arr.len());
     for (i, t) in arr.iter().enumerate() {
         names.push(name_of(t).ok_or_else(|| broken(D, &index(path, i), "a tool definition without a name"))?);
     }
-    let mut it = names.into_iter();
-    arr.retain(|_| it.next().is_some_and(|n| keep(&n)));
+    let keep = sieve.keep();
+    sieve.retain(path, arr, |i, _| keep(&names[i]));
     Ok(())
 }
 

@@ -108,7 +108,7 @@ pub fn retain_named(
     d: Dialect,
     path: &[Seg],
     tools: &mut Value,
-    keep: &dyn Fn(&str) -> bool,
+    sieve: &mut super::sieve::Sieve<'_>,
     name_of: impl Fn(&Value) -> Option<&str>,
 ) -> Result<(), GateError> {
     if !tools.is_array() {
@@ -120,7 +120,8 @@ pub fn retain_named(
             return Err(broken(d, &index(path, i), "a tool definition without a name"));
         }
     }
-    list.retain(|t| name_of(t).is_some_and(keep));
+    let keep = sieve.keep();
+    sieve.retain(path, list, |_, t| name_of(t).is_some_and(keep));
     Ok(())
 }
 
