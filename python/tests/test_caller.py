@@ -168,3 +168,38 @@ def test_engines_are_shown_the_prepared_context_and_confirm_takes_a_caller(polic
     assert plain.confirm(token, plain.caller({"subject": "eve", "roles": ["finance"]})).reason == "token_invalid"
     ok = plain.confirm(token, fin)
     assert (ok.outcome, ok.arguments) == ("repaired", {"amount": 500, "to": "bob"})
+
+
+def test_a_context_remembered_by_its_plain_key_is_read_again_whenever_its_json_would_differ():
+    # a caller of plain strings, lists and string dicts is remembered without its JSON text
+    # being made: every change to what that text would hold must still be seen
+    gate = ToolGate({
+        "version": 1,
+        "tools": [{"name": "ping"}],
+        "policy": {"rules": [{"id": "acme", "effect": "allow", "roles": ["dev"], "tools": ["ping"], "when": "context.tenant == 'acme' and identity.tier == 'gold'"}]},
+    })
+    ctx: Dict[str, Any] = {"subject": "u", "roles": ["dev"], "context": {"tenant": "acme"}, "identity": {"tier": "gold"}}
+    assert gate.check("ping", "{}", ctx).allowed
+    ctx["context"]["tenant"] = "globex"  # the nested dict, changed in place
+    assert gate.check("ping", "{}", ctx).reason == "no_rule"
+    ctx["context"]["tenant"] = "acme"
+    ctx["roles"].append("ops")  # the list, changed in place: still allowed, read anew
+    assert gate.check("ping", "{}", ctx).allowed
+    ctx["roles"][:] = ["ops"]
+    assert gate.check("ping", "{}", ctx).reason == "no_rule"
+    # the same strings as other JSON types are other contexts: an identity value given as a
+    # list (or a number) is not the string the rule compares
+    ctx = {"subject": "u", "roles": ["dev"], "context": {"tenant": "acme"}, "identity": {"tier": ["gold"]}}
+    assert gate.check("ping", "{}", ctx).reason == "no_rule"
+    ctx = {"subject": "u", "roles": ["dev"], "context": {"tenant": "acme"}, "identity": {"tier": "gold"}}
+    assert gate.check("ping", "{}", ctx).allowed
+    assert gate.guard(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}}}), "mcp", **ctx).allowed
+    ctx["context"] = {"tenant": "acme", "extra": "1"}
+    assert gate.check("ping", "{}", ctx).allowed
+    ctx["context"] = {"tenant": "globex"}
+    assert gate.guard(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ping", "arguments": {}}}), "mcp", **ctx).calls[0].reason == "no_rule"
+    # a list of one string is not that string: the one is a caller, the other no valid context
+    assert gate.check("ping", "{}", {"subject": "u", "roles": ["dev"], "context": {"tenant": "acme"}, "identity": {"tier": "gold"}}).allowed
+    with pytest.raises(ToolGateError) as e:
+        gate.check("ping", "{}", {"subject": "u", "roles": "dev", "context": {"tenant": "acme"}, "identity": {"tier": "gold"}})
+    assert e.value.code == "E_CONFIG"

@@ -4,7 +4,7 @@ on, so the core names them (``E_CONFIG``): a typo such as ``role`` must not sile
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict
 
 from . import _native
 from ._errors import ToolGateError
@@ -76,12 +76,18 @@ class Caller:
         return f"Caller({self.context!r})"
 
 
-# A context's text → the native caller read from it: a host passing the same context dict call
-# after call has it read once, not on every call (its text is still made each time: equal dicts
-# can differ in what JSON they make, `1` and `True`). Bounded: cleared when full, as Node's
-# (src-ts/context.ts) is.
+# A context's text (or its plain key, below) → the native caller read from it: a host passing
+# the same context dict call after call has it read once, not on every call. Bounded: cleared
+# when full, as Node's (src-ts/context.ts) is.
 _SEEN_MAX = 512
-_seen: Dict[str, Any] = {}
+_seen: Dict[Any, Any] = {}
+
+
+def _remember(key: Any, c: Any) -> Any:
+    if len(_seen) >= _SEEN_MAX:
+        _seen.clear()
+    _seen[key] = c
+    return c
 
 
 def _known(text: Optional[str]) -> Any:
@@ -90,11 +96,47 @@ def _known(text: Optional[str]) -> Any:
     if text is None:
         return None
     c = _seen.get(text)
+    return c if c is not None else _remember(text, _native.Caller(text))
+
+
+def _plain_key(ctx: Any) -> Optional[Tuple[Any, ...]]:
+    """A key two contexts share only when they make the same JSON text, built without making it
+    (``json.dumps`` of a context is most of what a ``dict`` caller costs): for a ``dict`` with
+    ``str`` keys holding only ``str``, ``None``, lists of ``str`` and ``dict``s of ``str`` to
+    ``str`` — what a caller is usually made of — by exact type (``True`` and ``1`` are equal in
+    Python and different in JSON), in item order; ``None`` for anything else, which is read
+    through its text."""
+    if type(ctx) is not dict:
+        return None
+    out = []
+    for k, v in ctx.items():
+        t = type(v)
+        if type(k) is not str:
+            return None
+        if t is str:
+            out.append((k, v))
+        elif v is None:
+            continue
+        elif t is list and all(type(x) is str for x in v):
+            out.append((k, ("[", *v)))
+        elif t is dict and all(type(a) is str and type(b) is str for a, b in v.items()):
+            out.append((k, ("{", *v.items())))
+        else:
+            return None
+    return tuple(out)
+
+
+def _context_caller(ctx: Any) -> Any:
+    """The native caller of a context mapping (``None`` when empty): remembered by its plain key
+    when it has one, else by its JSON text."""
+    key = _plain_key(ctx)
+    if key is None:
+        return _known(context_text(ctx))
+    c = _seen.get(key)
     if c is None:
-        c = _native.Caller(text)
-        if len(_seen) >= _SEEN_MAX:
-            _seen.clear()
-        _seen[text] = c
+        c = _known(context_text(ctx))
+        if c is not None:
+            _remember(key, c)
     return c
 
 
@@ -103,7 +145,7 @@ def caller_arg(ctx: Any) -> Any:
     caller, else the native caller read from the context's JSON text (``None`` when empty)."""
     if isinstance(ctx, Caller):
         return native_caller(ctx)
-    return _known(context_text(ctx)) if ctx else None
+    return _context_caller(ctx) if ctx else None
 
 
 def native_caller(c: Caller) -> Any:
@@ -120,7 +162,7 @@ def keyword_caller(ctx: Mapping[str, Any]) -> Any:
     prepared ``caller=``, or the context fields. ``E_CONFIG`` when ``caller`` is not a
     :class:`Caller`, or when context fields are given beside it (one or the other)."""
     if "caller" not in ctx:
-        return _known(context_text(ctx))
+        return _context_caller(ctx)
     c = ctx["caller"]
     if not isinstance(c, Caller):
         raise ToolGateError("E_CONFIG", "caller: expected a Caller (from gate.caller(ctx))")
