@@ -292,7 +292,14 @@ type ToolListFilter<T> = fn(&CoreGate, Dialect, &str, &Who<'_>) -> Result<T, Gat
 impl Gate {
     /// A tool list (JSON text in `dialect`'s request shape) through one of the core's filters,
     /// for this caller: the text and the caller read here, the filter run off the GIL.
-    fn tool_list<T: Send>(&self, py: Python<'_>, dialect: &str, tools: &Bound<'_, PyString>, ctx: &Option<CallerArg<'_>>, filter: ToolListFilter<T>) -> PyResult<T> {
+    fn tool_list<T: Send>(
+        &self,
+        py: Python<'_>,
+        dialect: &str,
+        tools: &Bound<'_, PyString>,
+        ctx: &Option<CallerArg<'_>>,
+        filter: ToolListFilter<T>,
+    ) -> PyResult<T> {
         let text = payload_text(py, tools, &format!("{dialect} tool list"))?;
         let ctx = context(py, ctx)?;
         let gate = &self.inner;
