@@ -472,7 +472,7 @@ export class ToolGate {
    * always removed. Given as text, the answer is text. Given as objects, the answer keeps the
    * caller's own tool definitions (by reference, as `Array.prototype.filter` does: helpers such
    * as openai's `zodFunction` keep their parsers) in new containers — the outer one always, and
-   * each one something was removed from; AI SDK records and LangChain tool arrays likewise keep
+   * each one on the way to something removed; AI SDK records and LangChain tool arrays likewise keep
    * the caller's own tool objects. A list holding a key written twice or a `__proto__` key throws
    * `E_PAYLOAD` naming where (another reader could take the other copy).
    */

@@ -391,7 +391,7 @@ class ToolGate:
         Pydantic AI tools, anything with a ``name``) and AI SDK tool records (``ai-sdk``,
         ``ai-sdk-ui``: ``{name: tool}``) keep the caller's own objects; so does a JSON list given
         as Python values: its definitions are the caller's own, in new containers (the outer one
-        always, and each one something was removed from). Text is answered as text."""
+        always, and each one on the way to something removed). Text is answered as text."""
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
         dialect = well_formed(dialect)
