@@ -189,21 +189,11 @@ impl Codec for Gemini {
         let Some(list) = list else { return Err(broken(D, &path, "missing")) };
         let tname = type_name(list);
         let arr = list.as_array_mut().ok_or_else(|| broken(D, &path, format!("expected an array of tools, got {tname}")))?;
-        let mut kept = Vec::with_capacity(arr.len());
-        for (i, tool) in arr.iter_mut().enumerate() {
-            let p = index(&path, i);
-            let mark = sieve.mark();
-            filter_tool(&p, tool, sieve)?;
-            let k = tool.as_object().is_some_and(|m| !m.is_empty());
-            if !k {
-                // a Tool left empty goes whole, not as the members taken out of it
-                sieve.replace_since(mark, p);
-            }
-            kept.push(k);
-        }
-        let mut it = kept.into_iter();
-        arr.retain(|_| it.next().unwrap_or(false));
-        Ok(())
+        // a Tool left empty goes whole, not as the members taken out of it
+        sieve.retain_filtered(&path, arr, |sieve, p, tool| {
+            filter_tool(p, tool, sieve)?;
+            Ok(tool.as_object().is_some_and(|m| !m.is_empty()))
+        })
     }
 }
 

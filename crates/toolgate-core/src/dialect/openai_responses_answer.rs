@@ -71,21 +71,8 @@ pub(super) fn filter(d: Dialect, path: &[Seg], list: &mut Value, sieve: &mut Sie
     let Some(arr) = list.as_array_mut() else {
         return Err(broken(d, path, format!("expected an array of tools, got {tname}")));
     };
-    let mut kept = Vec::with_capacity(arr.len());
-    for (i, t) in arr.iter_mut().enumerate() {
-        let p = index(path, i);
-        let mark = sieve.mark();
-        let k = keep_tool(d, &p, t, sieve)?;
-        if !k {
-            // a namespace left empty goes whole, not as the functions taken out of it
-            sieve.replace_since(mark, p);
-        }
-        kept.push(k);
-    }
-    // the removals are recorded above, each where its tool was decided
-    let mut it = kept.into_iter();
-    arr.retain(|_| it.next().unwrap_or(false));
-    Ok(())
+    // a namespace left empty goes whole, not as the functions taken out of it
+    sieve.retain_filtered(path, arr, |sieve, p, t| keep_tool(d, p, t, sieve))
 }
 
 fn keep_tool(d: Dialect, p: &[Seg], t: &mut Value, sieve: &mut Sieve<'_>) -> Result<bool, GateError> {

@@ -56,7 +56,32 @@ impl<'a> Sieve<'a> {
         });
     }
 
-    /// A mark to [`Sieve::replace_since`]: the removals recorded so far.
+    /// Keeps the elements of `arr` (at `path`) that `decide` keeps, after it has filtered inside
+    /// each one through this sieve (it is given the element's path). An element it does not keep
+    /// goes whole: the removals made inside it give way to the element's own removal.
+    pub fn retain_filtered<E>(
+        &mut self,
+        path: &[Seg],
+        arr: &mut Vec<Value>,
+        mut decide: impl FnMut(&mut Self, &[Seg], &mut Value) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let mut kept = Vec::with_capacity(arr.len());
+        for (i, v) in arr.iter_mut().enumerate() {
+            let p = index(path, i);
+            let mark = self.mark();
+            let k = decide(self, &p, v)?;
+            if !k {
+                self.forget_since(mark);
+                self.removed.push(p);
+            }
+            kept.push(k);
+        }
+        let mut it = kept.into_iter();
+        arr.retain(|_| it.next().unwrap_or(false));
+        Ok(())
+    }
+
+    /// A mark to [`Sieve::forget_since`]: the removals recorded so far.
     pub fn mark(&self) -> usize {
         self.removed.len()
     }
@@ -65,13 +90,6 @@ impl<'a> Sieve<'a> {
     /// be removed whole (so that no path is a prefix of another).
     pub fn forget_since(&mut self, mark: usize) {
         self.removed.truncate(mark);
-    }
-
-    /// The container at `path` goes whole: the removals recorded inside it since `mark` give way
-    /// to one removal of `path`.
-    pub fn replace_since(&mut self, mark: usize, path: Path) {
-        self.forget_since(mark);
-        self.removed.push(path);
     }
 
     /// The removals, in document order.
@@ -130,11 +148,13 @@ mod tests {
     fn a_container_removed_whole_replaces_what_was_removed_inside_it() {
         let keep = |_: &str| false;
         let mut s = Sieve::new(&keep);
-        let mut m = json!({"x": 1, "y": 2});
-        let at = s.mark();
-        s.retain_members(&[Seg::Index(0)], m.as_object_mut().unwrap(), |_, _| false);
-        assert_eq!(s.mark(), 2);
-        s.replace_since(at, vec![Seg::Index(0)]);
+        let mut v = json!([{"x": 1, "y": 2}]);
+        let r: Result<(), ()> = s.retain_filtered(&[], v.as_array_mut().unwrap(), |s, p, m| {
+            s.retain_members(p, m.as_object_mut().unwrap(), |_, _| false);
+            assert_eq!(s.mark(), 2);
+            Ok(false)
+        });
+        assert!(r.is_ok());
         assert_eq!(s.into_removed(), vec![vec![Seg::Index(0)]]);
     }
 }
