@@ -134,9 +134,9 @@ def _context_caller(ctx: Any) -> Any:
         return _known(context_text(ctx))
     c = _seen.get(key)
     if c is None:
-        c = _known(context_text(ctx))
-        if c is not None:
-            _remember(key, c)
+        # remembered under the key alone: a text entry beside it would only halve the memory
+        text = context_text(ctx)
+        c = None if text is None else _remember(key, _native.Caller(text))
     return c
 
 
