@@ -27,11 +27,20 @@ describe('tool-list fixtures', () => {
           expect(thrown).toBeInstanceOf(ToolGateError)
           expect((thrown as ToolGateError).code).toBe(fx.error.code)
           expect((thrown as ToolGateError).message).toContain(fx.error.contains ?? '')
+          // a prepared list is refused when prepared, with the same error
+          expect(() => gate.prepareTools(fx.tools, { dialect: fx.dialect })).toThrow((thrown as Error).message)
         } else {
           const before = JSON.stringify(fx.tools)
           expect(gate.filterTools(fx.tools, { dialect: fx.dialect })).toEqual(fx.expect)
           // the same list as text: the same answer, as text in the same member order
           expect(gate.filterTools(before, { dialect: fx.dialect })).toBe(JSON.stringify(fx.expect))
+          // prepared once (as objects and as text), the same answers, found again the second time
+          const asObjects = gate.prepareTools(fx.tools, { dialect: fx.dialect })
+          const asText = gate.prepareTools(before, { dialect: fx.dialect })
+          for (let i = 0; i < 2; i++) {
+            expect(asObjects.filter()).toEqual(fx.expect)
+            expect(asText.filter()).toBe(JSON.stringify(fx.expect))
+          }
           // the caller's list is never edited
           expect(JSON.stringify(fx.tools)).toBe(before)
         }

@@ -8,7 +8,9 @@
  *   npx tsx bench/filter-tools.bench.ts            # full run (~30 s)
  *   npx tsx bench/filter-tools.bench.ts --quick    # smoke run
  *
- * Sides: the list as parsed objects with a prepared caller (the SDK user), the same with the
+ * Sides: the list prepared once (`gate.prepareTools`) and filtered per caller — as objects with a
+ * prepared caller and with the context object, and as text (parsed after) —, then `filterTools`
+ * reading the list on every call: the list as parsed objects with a prepared caller (the SDK user), the same with the
  * context object, the list as JSON text (what the HTTP proxy filters; parsed after, as the
  * caller would), the objects taken through the text path and parsed back (what `filterTools`
  * did with objects before the core answered removals), and the hand-written filter. Every side must keep the same tools for every caller (checked first). Env overrides:
@@ -55,7 +57,14 @@ async function main(): Promise<void> {
       return c.roles.some((r) => byRole.get(r)?.has(n) === true) && !c.roles.some((r) => denied.get(r)?.has(n) === true)
     })
 
+  // the list prepared once (what a host offering the same tools to every request does)
+  const preparedObjects = gate.prepareTools(tools, { dialect: 'openai' })
+  const preparedText = gate.prepareTools(text, { dialect: 'openai' })
+
   const sides: Record<string, (k: string) => unknown[]> = {
+    'prepareTools(objects).filter(caller)': (k) => preparedObjects.filter(prepared[k]),
+    'prepareTools(objects).filter(ctx)': (k) => preparedObjects.filter(corpus.callers[k] as Ctx),
+    'prepareTools(text).filter(caller)': (k) => JSON.parse(preparedText.filter(prepared[k])) as unknown[],
     'toolgate filterTools(objects, caller)': (k) => gate.filterTools(tools, { dialect: 'openai', caller: prepared[k] }),
     'toolgate filterTools(objects, ctx)': (k) => gate.filterTools(tools, { dialect: 'openai', ...(corpus.callers[k] as Ctx) }),
     'toolgate filterTools(text, caller)': (k) => JSON.parse(gate.filterTools(text, { dialect: 'openai', caller: prepared[k] })) as unknown[],
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
   for (const n of names) {
     const p50 = median(samples[n])
     result[n] = { p50, ratio: p50 / peer }
-    console.log(`${n.padEnd(40)} ${fmt(p50).padStart(9)}   ${n.startsWith('hand') ? '' : `ratio ${fmt(p50 / peer, 1)}`}`)
+    console.log(`${n.padEnd(42)} ${fmt(p50).padStart(9)}   ${n.startsWith('hand') ? '' : `ratio ${fmt(p50 / peer, 1)}`}`)
   }
 
   // ---- tinybench
@@ -116,7 +125,7 @@ async function main(): Promise<void> {
     const r = t.result
     if (r.state !== 'completed' && r.state !== 'aborted-with-statistics') continue
     tb[t.name] = { mean: (r.latency.mean * 1e6) / callerNames.length, p50: ((r.latency.p50 ?? NaN) * 1e6) / callerNames.length }
-    console.log(`${t.name.padEnd(40)} mean ${fmt(tb[t.name].mean).padStart(9)}  p50 ${fmt(tb[t.name].p50).padStart(9)}`)
+    console.log(`${t.name.padEnd(42)} mean ${fmt(tb[t.name].mean).padStart(9)}  p50 ${fmt(tb[t.name].p50).padStart(9)}`)
   }
 
   const out = { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), cpu: cpus()[0]?.model ?? null, load: loadavg(), package: note }, tools: tools.length, bytes: text.length, interleaved: result, tinybench: tb }

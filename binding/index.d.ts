@@ -115,6 +115,28 @@ export declare class BindingStream {
   end(): string
 }
 
+/** A tool list read once. Raw binding: use `gate.prepareTools(tools, { dialect })` from the package. */
+export declare class BindingTools {
+  /**
+   * Reads and checks `tools` (JSON text in `dialect`'s request shape) on the gate `handle`:
+   * the checks and errors of `filterTools` (`E_PAYLOAD` / `E_DIALECT` naming what and where).
+   */
+  constructor(handle: number, dialect: string, tools: string)
+  /**
+   * The list filtered for a caller on the gate `handle`, as JSON text: what `filterTools`
+   * answers for the text it was prepared from. The caller is the prepared caller `caller`
+   * when given, else the context `ctx` (JSON text, `""` for none).
+   */
+  filter(handle: number, ctx: string, caller?: number | undefined | null): string
+  /**
+   * What [`BindingTools::filter`] takes out, as `filterToolsRemovals` answers it (paths into
+   * the list as prepared, `toolgate_wire::paths`).
+   */
+  removals(handle: number, ctx: string, caller?: number | undefined | null): string
+  /** The dialect it was read in. */
+  get dialect(): string
+}
+
 /**
  * Checks one call on the gate `handle` (the hot path) for the prepared caller `caller` (a
  * `BindingCaller` handle; absent: no context); answers in the wire format of this module's

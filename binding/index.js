@@ -839,6 +839,7 @@ module.exports.BindingCaller = nativeBinding.BindingCaller
 module.exports.BindingGate = nativeBinding.BindingGate
 module.exports.BindingState = nativeBinding.BindingState
 module.exports.BindingStream = nativeBinding.BindingStream
+module.exports.BindingTools = nativeBinding.BindingTools
 module.exports.check = nativeBinding.check
 module.exports.checkAs = nativeBinding.checkAs
 module.exports.checkAsAsync = nativeBinding.checkAsAsync

@@ -61,7 +61,8 @@ export function prepareCaller(Binding: typeof BindingCaller, ctx: CallContext | 
   return new Caller(PREPARE, new Binding(text), text, text === '' ? {} : (JSON.parse(text) as CallContext))
 }
 
-function deepFreeze<T>(v: T): T {
+/** `v` with every object and array in it frozen (plain JSON data: no cycles). */
+export function deepFreeze<T>(v: T): T {
   if (v !== null && typeof v === 'object') {
     for (const x of Object.values(v)) deepFreeze(x)
     Object.freeze(v)

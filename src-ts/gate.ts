@@ -8,7 +8,8 @@ import { askEngines, askEnginesSync, DEFAULT_ENGINE_TIMEOUT_MS, engineRequest, i
 import { toToolGateError, ToolGateError, type ToolGateErrorCode } from './errors'
 import { native, type BindingGate } from './native'
 import { GateState } from './state'
-import { filterToolList } from './tools'
+import { makePreparedTools, type PreparedTools } from './prepared-tools'
+import { filterToolList, liveTools } from './tools'
 import { addFacts, engineQuestions, type Facts, jsonText, parseTurnWire, payloadText, readTurnWire } from './turn'
 import { readSingleCallWire, type SingleCallDecision } from './single-call'
 import { ToolCallStream, type StreamOptions } from './stream'
@@ -491,6 +492,32 @@ export class ToolGate {
         (d, t) => n.filterTools(this.#handle, d, t, c),
         (d, t) => n.filterToolsRemovals(this.#handle, d, t, c),
       )
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    }
+  }
+
+  /**
+   * Reads and checks a tool list once, to filter it for many callers: `prepared.filter(caller)`
+   * answers what `filterTools(tools, { dialect, ...caller })` answers for the list as it is now,
+   * without sending it to the core or reading it again — the core asks only which of the list's
+   * names the caller may see, and remembers what each set of answers removes. For a host that
+   * offers the same tools to every request. Throws now what `filterTools` would throw for this
+   * list (`E_PAYLOAD` / `E_DIALECT`). See {@link PreparedTools} for what its answers hold.
+   */
+  prepareTools<T>(tools: T, opts: { dialect: Dialect }): PreparedTools<T> {
+    const dialect = opts?.dialect
+    if (typeof dialect !== 'string') {
+      throw new ToolGateError('E_DIALECT', 'prepareTools: `dialect` is required')
+    }
+    const n = this.#native
+    const gate = { handle: this.#handle, visible: (names: string[], c: string) => n.visibleTools(this.#handle, names, c) }
+    try {
+      const live = liveTools(tools, dialect)
+      if (live !== undefined) return makePreparedTools(gate, { kind: 'live', live })
+      const text = payloadText(tools, `${dialect} tool list`)
+      const list = new n.BindingTools(this.#handle, dialect, text)
+      return makePreparedTools(gate, typeof tools === 'string' ? { kind: 'text', native: list } : { kind: 'data', native: list, snapshot: JSON.parse(text) as unknown })
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }

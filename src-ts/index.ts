@@ -4,6 +4,7 @@
  */
 export { ToolGate, defineConfig } from './gate'
 export { Caller, type CallerOption } from './context'
+export { PreparedTools } from './prepared-tools'
 export { GateState, type GateStateOptions } from './state'
 export { ToolGateError, type ToolGateErrorCode } from './errors'
 export { ToolCallStream, STREAM_DIALECTS, type StreamOptions } from './stream'

@@ -6,6 +6,7 @@ import type {
   BindingGate as BindingGateClass,
   BindingState as BindingStateClass,
   BindingStream as BindingStreamClass,
+  BindingTools as BindingToolsClass,
   check as checkFn,
   checkAs as checkAsFn,
   checkAsAsync as checkAsAsyncFn,
@@ -27,6 +28,7 @@ type BindingModule = {
   BindingGate: typeof BindingGateClass
   BindingState: typeof BindingStateClass
   BindingStream: typeof BindingStreamClass
+  BindingTools: typeof BindingToolsClass
   check: typeof checkFn
   checkAs: typeof checkAsFn
   checkAsAsync: typeof checkAsAsyncFn

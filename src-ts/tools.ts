@@ -99,37 +99,67 @@ function langchainName(t: unknown): string | undefined {
   return undefined
 }
 
+/**
+ * The tool objects of a list the core is asked about by name (AI SDK records, LangChain tool
+ * arrays), read once: their names and the objects themselves, by position. `undefined` for any
+ * other list (JSON data, sent to the core whole). Throws `E_PAYLOAD` for a LangChain tool
+ * without a name.
+ */
+export function liveTools(tools: unknown, dialect: Dialect): LiveTools | undefined {
+  if (!LIVE_OBJECT_DIALECTS.has(dialect)) return undefined
+  if ((dialect === 'ai-sdk' || dialect === 'ai-sdk-ui') && tools !== null && typeof tools === 'object' && !Array.isArray(tools)) {
+    const record = tools as Record<string, unknown>
+    const names = Object.keys(record)
+    return { record: true, names, values: names.map((n) => record[n]) }
+  }
+  if (dialect === 'langchain' && Array.isArray(tools)) {
+    const names = tools.map((t, i) => {
+      const n = langchainName(t)
+      if (n === undefined) throw new ToolGateError('E_PAYLOAD', `langchain tool list at \`[${i}]\`: a tool without a name`)
+      return n
+    })
+    return { record: false, names, values: [...tools] }
+  }
+  return undefined
+}
+
+/** What {@link liveTools} read: names and objects by position, and whether they came as a record (by key) or an array. */
+export interface LiveTools {
+  record: boolean
+  names: string[]
+  values: unknown[]
+}
+
+/** The live tools `keep` answers true for, in a new container of the shape they came in. */
+export function keptLiveTools(live: LiveTools, keep: boolean[]): unknown {
+  if (!live.record) return live.values.filter((_, i) => keep[i])
+  const out: Record<string, unknown> = {}
+  live.names.forEach((n, i) => {
+    if (keep[i]) out[n] = live.values[i]
+  })
+  return out
+}
+
+/**
+ * `tools` (parsed JSON data or the caller's own objects) with the core's removals (its JSON
+ * answer) cut out: new containers on the way, every other value the same. `undefined` when the
+ * list is not, at a removal's position, what its JSON text showed (see {@link cut}).
+ */
+export function cutRemovals(tools: unknown, removals: string): unknown {
+  const tree = cutTree(JSON.parse(removals) as RemovalPath[])
+  const kept = tree === undefined ? MISMATCH : cut(tools, tree)
+  return kept === MISMATCH ? undefined : kept
+}
+
 /** Filters `tools` in `dialect`'s shape; see `ToolGate.filterTools`. */
 export function filterToolList<T>(tools: T, dialect: Dialect, visible: Visible, filterJson: FilterJson, filterRemovals: FilterRemovals): T {
-  if (LIVE_OBJECT_DIALECTS.has(dialect)) {
-    if ((dialect === 'ai-sdk' || dialect === 'ai-sdk-ui') && tools !== null && typeof tools === 'object' && !Array.isArray(tools)) {
-      const record = tools as Record<string, unknown>
-      const names = Object.keys(record)
-      const keep = visible(names)
-      const out: Record<string, unknown> = {}
-      names.forEach((n, i) => {
-        if (keep[i]) out[n] = record[n]
-      })
-      return out as T
-    }
-    if (dialect === 'langchain' && Array.isArray(tools)) {
-      const names = tools.map((t, i) => {
-        const n = langchainName(t)
-        if (n === undefined) throw new ToolGateError('E_PAYLOAD', `langchain tool list at \`[${i}]\`: a tool without a name`)
-        return n
-      })
-      const keep = visible(names)
-      return tools.filter((_, i) => keep[i]) as T
-    }
-  }
+  const live = liveTools(tools, dialect)
+  if (live !== undefined) return keptLiveTools(live, visible(live.names)) as T
   const text = payloadText(tools, `${dialect} tool list`)
   // the same shape back: JSON text in, JSON text out
   if (typeof tools === 'string') return filterJson(dialect, text) as T
-  const paths = JSON.parse(filterRemovals(dialect, text)) as RemovalPath[]
   // the outer container is always new, as `Array.prototype.filter`'s answer is (with nothing
-  // removed, a shallow copy)
-  const tree = cutTree(paths)
-  const kept = tree === undefined ? MISMATCH : cut(tools, tree)
-  // a list that is not plain data where something goes: the core's filtered text, parsed
-  return (kept === MISMATCH ? JSON.parse(filterJson(dialect, text)) : kept) as T
+  // removed, a shallow copy); a list that is not plain data where something goes: the core's
+  // filtered text, parsed
+  return (cutRemovals(tools, filterRemovals(dialect, text)) ?? JSON.parse(filterJson(dialect, text))) as T
 }

@@ -30,6 +30,7 @@ pub mod stream;
 pub mod suggest;
 mod summary;
 pub mod time;
+pub mod tool_list;
 pub mod turn;
 pub mod verdict;
 
@@ -44,5 +45,6 @@ pub use gate::Gate;
 pub use gate::{authorize, record};
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;
+pub use tool_list::PreparedTools;
 pub use turn::{DialectChoice, Patch, TurnCall, TurnReport, MAX_TURN_CALLS};
 pub use verdict::{Confirmation, Facts, Outcome, Reason, RulesAnswer, Verdict};

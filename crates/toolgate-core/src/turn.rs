@@ -379,19 +379,23 @@ impl Gate {
     /// The one filter behind both answers: the list parsed strictly, filtered in place by the
     /// dialect's codec, and the removals it made.
     fn sieve_tools(&self, d: Dialect, tools: &str, who: &Who<'_>) -> Result<(Value, Vec<Vec<Seg>>), GateError> {
+        let mut value = self.read_tool_list(d, tools)?;
+        let listing = self.listing(who);
+        let keep = |name: &str| listing.shows_name(name);
+        let removed = dialect::sieve::filter_list(d, &mut value, &keep)?;
+        Ok((value, removed))
+    }
+
+    /// A tool list's text read as every filter reads it: strictly, under this gate's limits, and
+    /// refused (`E_PAYLOAD`, naming where) when it holds a key written twice or a prototype key
+    /// anywhere — another reader may take the other copy (a different name or schema than the
+    /// one filtered), so the list is refused rather than read one way here and another there.
+    pub(crate) fn read_tool_list(&self, d: Dialect, tools: &str) -> Result<Value, GateError> {
         let parsed = parse_payload(tools, self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(DialectChoice::Is(d), &e))?;
-        // a key written twice (or a prototype key) anywhere in a tool list: another reader may
-        // take the other copy (a different name or schema than the one filtered), so the list is
-        // refused rather than read one way here and another way there
         if let Some((path, problem)) = parsed.problems.first() {
             return Err(dialect::shape::broken(d, path, problem_text(problem)));
         }
-        let mut value = parsed.value;
-        let listing = self.listing(who);
-        let keep = |name: &str| listing.shows_name(name);
-        let mut sieve = dialect::sieve::Sieve::new(&keep);
-        d.codec().filter_tools(&mut value, &mut sieve)?;
-        Ok((value, sieve.into_removed()))
+        Ok(parsed.value)
     }
 
     /// Which of `names` this caller may see (for tool lists the host holds as live objects).

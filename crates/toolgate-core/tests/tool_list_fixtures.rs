@@ -2,15 +2,18 @@
 //! `Gate::filter_tools`, and `Gate::filter_tools_removals` against it.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use toolgate_core::dialect::sieve::remove_paths;
 use toolgate_core::json::pointer::Seg;
 use toolgate_core::{Dialect, Gate};
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures")
+    fixtures::fixtures_root()
 }
 
 #[test]
@@ -18,55 +21,43 @@ fn every_tool_list_fixture_holds() {
     let gate = Gate::from_json(&fs::read_to_string(root().join("dialects/tools.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     let mut count = 0;
-    for dir in fs::read_dir(root().join("tool-lists")).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
+    for (name, fx) in fixtures::load("tool-lists") {
+        count += 1;
+        let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
+        let got = gate.filter_tools(d, &fx["tools"].to_string());
+        match (fx.get("error"), got) {
+            (Some(err), Err(e)) => {
+                if e.code() != err["code"] || !e.to_string().contains(err["contains"].as_str().unwrap_or("")) {
+                    failures.push(format!("{name}: got {} {e}, expected {err}", e.code()));
+                }
+            }
+            (Some(err), Ok(out)) => failures.push(format!("{name}: expected {err}, got {out}")),
+            (None, Err(e)) => failures.push(format!("{name}: unexpected {} {e}", e.code())),
+            (None, Ok(out)) => {
+                let out: Value = serde_json::from_str(&out).unwrap();
+                if out != fx["expect"] {
+                    failures.push(format!("{name}: got {out}, expected {}", fx["expect"]));
+                }
+            }
         }
-        for f in fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            if f.extension().is_none_or(|e| e != "json") {
-                continue;
-            }
-            count += 1;
-            let fx: Value = serde_json::from_str(&fs::read_to_string(&f).unwrap()).unwrap();
-            let name = f.display().to_string();
-            let d: Dialect = fx["dialect"].as_str().unwrap().parse().unwrap();
-            let got = gate.filter_tools(d, &fx["tools"].to_string());
-            match (fx.get("error"), got) {
-                (Some(err), Err(e)) => {
-                    if e.code() != err["code"] || !e.to_string().contains(err["contains"].as_str().unwrap_or("")) {
-                        failures.push(format!("{name}: got {} {e}, expected {err}", e.code()));
-                    }
+        // the removals, taken from the list as sent, give the same answer (or the same error)
+        let removals = gate.filter_tools_removals(d, &fx["tools"].to_string(), &gate.anonymous());
+        match (gate.filter_tools(d, &fx["tools"].to_string()), removals) {
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+            (Ok(text), Ok(paths)) => {
+                if let Err(why) = well_ordered(&paths) {
+                    failures.push(format!("{name}: removals {paths:?}: {why}"));
                 }
-                (Some(err), Ok(out)) => failures.push(format!("{name}: expected {err}, got {out}")),
-                (None, Err(e)) => failures.push(format!("{name}: unexpected {} {e}", e.code())),
-                (None, Ok(out)) => {
-                    let out: Value = serde_json::from_str(&out).unwrap();
-                    if out != fx["expect"] {
-                        failures.push(format!("{name}: got {out}, expected {}", fx["expect"]));
-                    }
+                let mut mine = fx["tools"].clone();
+                if !remove_paths(&mut mine, &paths) {
+                    failures.push(format!("{name}: removals {paths:?} name something not in the list as sent"));
+                }
+                // compared as text: the same members in the same order
+                if serde_json::to_string(&mine).unwrap() != text {
+                    failures.push(format!("{name}: removals {paths:?} leave {mine}, filter_tools answers {text}"));
                 }
             }
-            // the removals, taken from the list as sent, give the same answer (or the same error)
-            let removals = gate.filter_tools_removals(d, &fx["tools"].to_string(), &gate.anonymous());
-            match (gate.filter_tools(d, &fx["tools"].to_string()), removals) {
-                (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
-                (Ok(text), Ok(paths)) => {
-                    if let Err(why) = well_ordered(&paths) {
-                        failures.push(format!("{name}: removals {paths:?}: {why}"));
-                    }
-                    let mut mine = fx["tools"].clone();
-                    if !remove_paths(&mut mine, &paths) {
-                        failures.push(format!("{name}: removals {paths:?} name something not in the list as sent"));
-                    }
-                    // compared as text: the same members in the same order
-                    if serde_json::to_string(&mine).unwrap() != text {
-                        failures.push(format!("{name}: removals {paths:?} leave {mine}, filter_tools answers {text}"));
-                    }
-                }
-                (a, b) => failures.push(format!("{name}: filter_tools {a:?} but filter_tools_removals {b:?}")),
-            }
+            (a, b) => failures.push(format!("{name}: filter_tools {a:?} but filter_tools_removals {b:?}")),
         }
     }
     assert!(count >= 4, "tool-list fixtures missing");

@@ -20,6 +20,7 @@ mod decide_async;
 mod slots;
 mod state;
 mod stream;
+mod tool_list;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

@@ -98,6 +98,14 @@ impl<'a> Sieve<'a> {
     }
 }
 
+/// Filters `list` (a tool list in `d`'s request shape) in place through `d`'s codec, keeping the
+/// names `keep` accepts; answers the removals (see [`Sieve`]). The one way every filter runs.
+pub(crate) fn filter_list(d: super::Dialect, list: &mut Value, keep: &dyn Fn(&str) -> bool) -> Result<Vec<Path>, crate::error::GateError> {
+    let mut sieve = Sieve::new(keep);
+    d.codec().filter_tools(list, &mut sieve)?;
+    Ok(sieve.into_removed())
+}
+
 /// Removes from `v` what `paths` name (as [`Sieve::into_removed`] answers them: document order,
 /// none inside another), from last to first so that every index stays the one recorded. False,
 /// with `v` partly edited, when a path names nothing in `v`: it is not the list the removals
