@@ -61,10 +61,12 @@ async function main(): Promise<void> {
   const preparedObjects = gate.prepareTools(tools, { dialect: 'openai' })
   const preparedText = gate.prepareTools(text, { dialect: 'openai' })
 
-  const sides: Record<string, (k: string) => unknown[]> = {
+  const sides: Record<string, (k: string) => unknown[] | string> = {
     'prepareTools(objects).filter(caller)': (k) => preparedObjects.filter(prepared[k]),
     'prepareTools(objects).filter(ctx)': (k) => preparedObjects.filter(corpus.callers[k] as Ctx),
     'prepareTools(text).filter(caller)': (k) => JSON.parse(preparedText.filter(prepared[k])) as unknown[],
+    // what the HTTP proxy does: the filtered text goes upstream as it is
+    'prepareTools(text).filter(caller), text': (k) => preparedText.filter(prepared[k]),
     'toolgate filterTools(objects, caller)': (k) => gate.filterTools(tools, { dialect: 'openai', caller: prepared[k] }),
     'toolgate filterTools(objects, ctx)': (k) => gate.filterTools(tools, { dialect: 'openai', ...(corpus.callers[k] as Ctx) }),
     'toolgate filterTools(text, caller)': (k) => JSON.parse(gate.filterTools(text, { dialect: 'openai', caller: prepared[k] })) as unknown[],
@@ -83,7 +85,8 @@ async function main(): Promise<void> {
   for (const k of callerNames) {
     const want = handWritten(corpus.callers[k]).map((t) => t.function.name).join()
     for (const [n, f] of Object.entries(sides)) {
-      const got = (f(k) as OpenAITool[]).map((t) => t.function.name).join()
+      const r = f(k)
+      const got = ((typeof r === 'string' ? JSON.parse(r) : r) as OpenAITool[]).map((t) => t.function.name).join()
       if (got !== want) throw new Error(`${n} for ${k} kept ${got}, the hand-written filter ${want}`)
     }
     console.log(`  ${k.padEnd(12)} ${handWritten(corpus.callers[k]).length} of ${tools.length}`)

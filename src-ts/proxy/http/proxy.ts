@@ -469,7 +469,7 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
 /**
  * The gate for a request and the body to send upstream: its `tools` through `gate.filterTools`
  * (as JSON text, which the gate reads and answers as text, and which also finds the gate by the
- * exact tools text — see `GateCache.gateFor`), every other member as the client sent it, except
+ * exact tools text — see `GateCache.gateFor`; read once per distinct text, `GateCache.filterTools`), every other member as the client sent it, except
  * the members that give the model tools outside `tools` (request-tools.ts `outsideTools`): those
  * are learned with `tools` (a hosted member under its hosted tool's name, an item's tool list as
  * it is), then kept, removed or refused as the gate's filter answers for this caller
@@ -506,7 +506,7 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   }
   const outside = found.hosted.length > 0 || found.lists.length > 0 ? fitOutside(body, found, gate, dialect, context) : undefined
   for (const why of outside?.why ?? []) s.log(`${dialect}${subjectPart(context)}: ${why}`)
-  const filtered = toolsText === undefined ? undefined : gate.filterTools(toolsText, { ...context, dialect })
+  const filtered = toolsText === undefined ? undefined : s.gates.filterTools(gate, dialect, toolsText, context)
   // Chat Completions refuses an empty `tools` list, and `tool_choice` without tools
   const noTools = dialect === 'openai' && filtered !== undefined && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0
   // a tool_choice naming a removed tool is sent as auto, never upstream as it is
