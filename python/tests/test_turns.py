@@ -167,10 +167,20 @@ def test_tool_list_fixture(gate, name, fx):
         with pytest.raises(ToolGateError) as e:
             gate.filter_tools(fx["tools"], fx["dialect"])
         assert e.value.code == fx["error"]["code"]
+        # a prepared list is refused when prepared, with the same error
+        with pytest.raises(ToolGateError) as p:
+            gate.prepare_tools(fx["tools"], fx["dialect"])
+        assert (p.value.code, str(p.value)) == (e.value.code, str(e.value))
         return
     before = json.dumps(fx["tools"])
     assert gate.filter_tools(fx["tools"], fx["dialect"]) == fx["expect"]
     assert json.loads(gate.filter_tools(json.dumps(fx["tools"]), fx["dialect"])) == fx["expect"]
+    # prepared once (as values and as text): the same answers, found again the second time
+    as_values = gate.prepare_tools(fx["tools"], fx["dialect"])
+    as_text = gate.prepare_tools(before, fx["dialect"])
+    for _ in range(2):
+        assert as_values.filter() == fx["expect"]
+        assert json.loads(as_text.filter()) == fx["expect"]
     # the caller's values are never edited
     assert json.dumps(fx["tools"]) == before
 

@@ -18,6 +18,7 @@ from ._context import CallContext, Caller
 from ._engines import EngineAnswer, EngineRequest, PolicyEngine
 from ._errors import ErrorCode, ToolGateError
 from ._gate import Dialect, ToolGate
+from ._prepared_tools import PreparedTools
 from ._receipt import generate_receipt_key, verify_receipt
 from ._report import AllowedCall, TurnReport
 from ._stream import ToolCallStream
@@ -35,6 +36,7 @@ __all__ = [
     "Flag",
     "Outcome",
     "PolicyEngine",
+    "PreparedTools",
     "Reason",
     "ToolCallStream",
     "ToolGate",

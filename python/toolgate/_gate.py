@@ -4,6 +4,7 @@ is the Rust core's (through ``toolgate._native``), the same as the Node package'
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import weakref
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
@@ -17,7 +18,8 @@ from ._errors import ToolGateError
 from ._json import Unreadable, json_text, payload_text, well_formed
 from ._report import NativeReport, TurnReport, read_native_report
 from ._stream import ToolCallStream
-from ._tools import filter_tool_list
+from ._prepared_tools import PreparedTools
+from ._tools import filter_tool_list, live_tools
 from ._verdict import Verdict, from_native
 
 T = TypeVar("T")
@@ -404,6 +406,29 @@ class ToolGate:
             lambda d, t: gate.filter_tools(d, t, c),
             lambda d, t: gate.filter_tools_removals(d, t, c),
         )
+
+    def prepare_tools(self, tools: T, dialect: str) -> "PreparedTools[T]":
+        """Reads and checks a tool list once, to filter it for many callers:
+        ``prepared.filter(**ctx)`` answers what ``filter_tools(tools, dialect, **ctx)`` answers
+        for the list as it is now, without sending it to the core or reading it again — the core
+        asks only which of the list's names the caller may see, and remembers what each set of
+        answers removes. For a host that offers the same tools to every request. Raises now what
+        ``filter_tools`` would raise for this list (``E_PAYLOAD`` / ``E_DIALECT``). See
+        :class:`PreparedTools` for what its answers hold."""
+        if not isinstance(dialect, str):
+            raise ToolGateError("E_DIALECT", "prepare_tools: `dialect` is required")
+        dialect = well_formed(dialect)
+        live = live_tools(tools, dialect)
+        if live is not None:
+            return PreparedTools(self._gate, "live", live=live)
+        text = payload_text(tools, f"{dialect} tool list")
+        native = _native.ToolList(self._gate, dialect, text)
+        if isinstance(tools, str):
+            return PreparedTools(self._gate, "text", native)
+        if isinstance(tools, (bytes, bytearray)):
+            return PreparedTools(self._gate, "bytes", native)
+        # the answers are cut from what the core read, never from the caller's values again
+        return PreparedTools(self._gate, "data", native, snapshot=json.loads(text))
 
     def stream(self, dialect: str, **ctx: Any) -> ToolCallStream:
         """Guards a streamed model turn (``openai``, ``openai-responses``, ``anthropic``,

@@ -54,6 +54,13 @@ class Gate:
     @property
     def has_policy(self) -> bool: ...
 
+class ToolList:
+    """A tool list read and checked once (``toolgate.ToolGate.prepare_tools``); frozen."""
+
+    def __init__(self, gate: Gate, dialect: str, tools: str) -> None: ...
+    def filter(self, gate: Gate, ctx: _CallerArg = None) -> str: ...
+    def removals(self, gate: Gate, ctx: _CallerArg = None) -> List[List[Union[str, int]]]: ...
+
 class Stream:
     """One guarded model stream."""
 

@@ -9,7 +9,7 @@ list as sent) and those positions are cut from the caller's own values."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ._errors import ToolGateError
 from ._json import error_text, payload_text, well_formed
@@ -95,43 +95,81 @@ def _spec_name(t: Any) -> Optional[str]:
     return _live_name(t)
 
 
-def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: FilterJson, filter_removals: FilterRemovals) -> Any:
-    """Filters ``tools`` in ``dialect``'s shape; see ``ToolGate.filter_tools``."""
+class LiveTools(NamedTuple):
+    """A list of live tool objects read once (see :func:`live_tools`): their names and the
+    objects, by position, and the container they came in (``list``, ``tuple`` or ``dict``)."""
+
+    container: type
+    names: List[str]
+    values: List[Any]
+
+
+def live_tools(tools: Any, dialect: str) -> Optional[LiveTools]:
+    """The tool objects of a list the core is asked about by name (live tool objects, AI SDK
+    records), read once; ``None`` for any other list (JSON data, sent to the core whole). Raises
+    ``E_PAYLOAD`` for a tool without a name, or a record that fails while it is read."""
     if isinstance(tools, (list, tuple)) and (dialect == "langchain" or any(_live_name(t) is not None for t in tools)):
         names = []
         for i, t in enumerate(tools):
             n = _spec_name(t) if dialect == "langchain" else (_live_name(t) or _spec_name(t))
             if n is None:
                 raise ToolGateError("E_PAYLOAD", f"{dialect} tool list at `[{i}]`: a tool without a name")
-            names.append(n)
-        keep = visible([well_formed(n) for n in names])
-        return type(tools)(t for t, k in zip(tools, keep) if k) if isinstance(tools, tuple) else [t for t, k in zip(tools, keep) if k]
+            names.append(well_formed(n))
+        return LiveTools(tuple if isinstance(tools, tuple) else list, names, list(tools))
     if dialect in _RECORD_DIALECTS and isinstance(tools, Mapping):
         # an AI SDK tool record ({name: tool}, usually live objects: functions, schemas) is kept
         # by key, the caller's own values, as Node's filterTools keeps it, whatever they hold
         try:
-            names = list(tools.keys())
-            if all(isinstance(n, str) for n in names):
-                keep = visible([well_formed(n) for n in names])
-                return {n: tools[n] for n, k in zip(names, keep) if k}
+            keys = list(tools.keys())
+            if all(isinstance(n, str) for n in keys):
+                return LiveTools(dict, keys, [tools[n] for n in keys])
         except ToolGateError:
             raise
         except Exception as e:  # a mapping that fails while it is read
             raise ToolGateError("E_PAYLOAD", f"{dialect} tool list: cannot be read (reading it raised {type(e).__name__}: {error_text(e)})") from None
         # keys that are not strings: read as JSON (the core sees them as the strings JSON makes)
-    text = payload_text(tools, f"{dialect} tool list")
-    if isinstance(tools, (str, bytes, bytearray)):
-        filtered = filter_json(dialect, text)
-        return filtered if isinstance(tools, str) else json.loads(filtered)
-    # the outer container is always new (with nothing removed, a shallow copy)
-    tree = _cut_tree(filter_removals(dialect, text))
+    return None
+
+
+def kept_live_tools(live: LiveTools, visible: Visible) -> Any:
+    """The live tools ``visible`` answers true for, in a new container of the kind they came in."""
+    keep = visible([well_formed(n) for n in live.names] if live.container is dict else live.names)
+    if live.container is dict:
+        return {n: v for n, v, k in zip(live.names, live.values, keep) if k}
+    kept = [v for v, k in zip(live.values, keep) if k]
+    return tuple(kept) if live.container is tuple else kept
+
+
+def cut_removals(tools: Any, paths: List[List[Union[str, int]]]) -> Any:
+    """``tools`` with the core's removals cut out (new containers on the way, every other value
+    the same); ``_MISMATCH`` when the list is not, at a removal's position, what its JSON text
+    showed."""
+    tree = _cut_tree(paths)
     try:
         if tree is not None:
             return _cut(tools, tree)
     except _Mismatch:
         pass
+    return _MISMATCH
+
+
+_MISMATCH: Any = object()
+"""What :func:`cut_removals` answers when the cut cannot be made."""
+
+
+def filter_tool_list(tools: Any, dialect: str, visible: Visible, filter_json: FilterJson, filter_removals: FilterRemovals) -> Any:
+    """Filters ``tools`` in ``dialect``'s shape; see ``ToolGate.filter_tools``."""
+    live = live_tools(tools, dialect)
+    if live is not None:
+        return kept_live_tools(live, visible)
+    text = payload_text(tools, f"{dialect} tool list")
+    if isinstance(tools, (str, bytes, bytearray)):
+        filtered = filter_json(dialect, text)
+        return filtered if isinstance(tools, str) else json.loads(filtered)
+    # the outer container is always new (with nothing removed, a shallow copy)
+    kept = cut_removals(tools, filter_removals(dialect, text))
     # values that are not plain JSON data where something goes: the core's filtered text, parsed
-    return json.loads(filter_json(dialect, text))
+    return json.loads(filter_json(dialect, text)) if kept is _MISMATCH else kept
 
 
-__all__: Sequence[str] = ("filter_tool_list",)
+__all__: Sequence[str] = ("filter_tool_list", "live_tools", "kept_live_tools", "cut_removals", "LiveTools")

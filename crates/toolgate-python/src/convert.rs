@@ -114,6 +114,15 @@ pub(crate) fn path_list<'py>(py: Python<'py>, path: &[Seg]) -> PyResult<Bound<'p
     Ok(out)
 }
 
+/// Paths (a tool filter's removals) as a list of [`path_list`]s.
+pub(crate) fn path_lists<'py>(py: Python<'py>, paths: &[Vec<Seg>]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for p in paths {
+        out.append(path_list(py, p)?)?;
+    }
+    Ok(out)
+}
+
 /// A turn's report as `(dialect, calls, patches, feedback, provider_executed, turn_refusals,
 /// payload)`, what `toolgate._report` reads: `calls` as [`turn_call_tuple`]s, each patch
 /// `(call, path, as_text)`, `provider_executed` and `turn_refusals` as dicts with the Node

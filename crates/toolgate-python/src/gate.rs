@@ -54,7 +54,7 @@ fn stage<'a>(ask: bool, answers: &'a Option<Vec<EngineAnswer>>) -> Stage<'a> {
 }
 
 /// JSON text of a payload or tool list, or `E_PAYLOAD` naming `what`.
-fn payload_text<'a>(py: Python<'_>, text: &'a Bound<'_, PyString>, what: &str) -> PyResult<Cow<'a, str>> {
+pub(crate) fn payload_text<'a>(py: Python<'_>, text: &'a Bound<'_, PyString>, what: &str) -> PyResult<Cow<'a, str>> {
     text.to_cow().map_err(|_| tool_gate_error(py, "E_PAYLOAD", &format!("{what}: cannot be read as JSON ({LONE_SURROGATE})")))
 }
 
@@ -223,11 +223,7 @@ impl Gate {
         ctx: Option<CallerArg<'_>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let removed = self.tool_list(py, &dialect, tools, &ctx, CoreGate::filter_tools_removals)?;
-        let out = PyList::empty(py);
-        for p in &removed {
-            out.append(crate::convert::path_list(py, p)?)?;
-        }
-        Ok(out)
+        crate::convert::path_lists(py, &removed)
     }
 
     /// Which of `names` this caller may see (tool lists held as live objects).

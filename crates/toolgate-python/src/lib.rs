@@ -17,6 +17,7 @@ mod errors;
 mod gate;
 mod receipt;
 mod stream;
+mod tool_list;
 
 use pyo3::prelude::*;
 
@@ -29,6 +30,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<gate::Gate>()?;
     m.add_class::<caller::Caller>()?;
+    m.add_class::<tool_list::ToolList>()?;
     m.add_class::<stream::Stream>()?;
     m.add_function(wrap_pyfunction!(receipt::verify_receipt, m)?)?;
     m.add_function(wrap_pyfunction!(receipt::generate_receipt_key, m)?)?;
