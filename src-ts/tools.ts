@@ -16,7 +16,7 @@ type FilterRemovals = (dialect: string, tools: string) => string
 type RemovalPath = (string | number)[]
 
 /** A node of the removal tree: `true` removes that member or element, a node goes inside it. */
-type Cut = Map<string | number, Cut | true>
+export type Cut = Map<string | number, Cut | true>
 
 /** Marks a list that is not, at a removal's position, what its JSON text showed. */
 const MISMATCH: unique symbol = Symbol('mismatch')
@@ -140,13 +140,18 @@ export function keptLiveTools(live: LiveTools, keep: boolean[]): unknown {
   return out
 }
 
+/** The core's removals (its JSON answer) as a tree to cut with; `undefined` for paths it never answers. */
+export function removalTree(removals: string): Cut | undefined {
+  return cutTree(JSON.parse(removals) as RemovalPath[])
+}
+
 /**
- * `tools` (parsed JSON data or the caller's own objects) with the core's removals (its JSON
- * answer) cut out: new containers on the way, every other value the same. `undefined` when the
- * list is not, at a removal's position, what its JSON text showed (see {@link cut}).
+ * `tools` (parsed JSON data or the caller's own objects) with the removals of `tree`
+ * ({@link removalTree}) cut out: new containers on the way, every other value the same.
+ * `undefined` when the list is not, at a removal's position, what its JSON text showed (see
+ * {@link cut}), or there is no tree.
  */
-export function cutRemovals(tools: unknown, removals: string): unknown {
-  const tree = cutTree(JSON.parse(removals) as RemovalPath[])
+export function cutRemovals(tools: unknown, tree: Cut | undefined): unknown {
   const kept = tree === undefined ? MISMATCH : cut(tools, tree)
   return kept === MISMATCH ? undefined : kept
 }
@@ -161,5 +166,5 @@ export function filterToolList<T>(tools: T, dialect: Dialect, visible: Visible, 
   // the outer container is always new, as `Array.prototype.filter`'s answer is (with nothing
   // removed, a shallow copy); a list that is not plain data where something goes: the core's
   // filtered text, parsed
-  return (cutRemovals(tools, filterRemovals(dialect, text)) ?? JSON.parse(filterJson(dialect, text))) as T
+  return (cutRemovals(tools, removalTree(filterRemovals(dialect, text))) ?? JSON.parse(filterJson(dialect, text))) as T
 }
