@@ -12,7 +12,8 @@
  * (interleaved rounds, default 60), BENCH_CALLS (timed requests per variant per round, default
  * 20), BENCH_STREAM_ROUNDS (default 40, 5 streams per side per round), BENCH_STREAM_TAIL_MS
  * (how long the upstream holds a stream's rest after its first text, default 10), BENCH_TIME
- * (tinybench ms per task, default 1000), BENCH_CLI (the CLI script, default dist/cli/main.js).
+ * (tinybench ms per task, default 1000), BENCH_CLI (the CLI script, default dist/cli/main.js),
+ * BENCH_TOOLS=mcp (the request offers the MCP corpus's 64 tool schemas too, not only three).
  *
  * The upstream is bench/chat-upstream-server.mjs, its own process: a node:http server answering
  * at once with fixed responses built here (the streaming ones cut by chatChunks from
@@ -41,6 +42,7 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatComple
 import { Bench } from 'tinybench'
 
 import { chatChunks, sseText } from '../__test__/helpers/upstream'
+import { loadCorpus } from './corpus/mcp/corpus.js'
 import { deepEqual } from './peer'
 import { addonNote, cpuUs, distNote, fmt, lpad, mean, out, pad, pct, say, sortNum } from './proxy-report'
 
@@ -72,11 +74,25 @@ const PROXY_SOURCES = ['src-ts/proxy/http/proxy.ts', 'src-ts/proxy/http/upstream
 
 // --- the conversation: three tools from bench/corpus/tools.json, and the recorded answers ---
 
-const TOOLS: ChatCompletionTool[] = [
+const BASE_TOOLS: ChatCompletionTool[] = [
   { type: 'function', function: { name: 'read_file', description: 'Read the complete contents of a text file from the workspace.', parameters: { type: 'object', properties: { path: { type: 'string', minLength: 1 }, head: { type: 'integer', minimum: 1 }, tail: { type: 'integer', minimum: 1 } }, required: ['path'], additionalProperties: false } } },
   { type: 'function', function: { name: 'search_db', description: 'Full-text search over the customer database.', parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 }, status: { type: 'string', enum: ['active', 'inactive', 'archived'] }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } }, required: ['query'], additionalProperties: false } } },
   { type: 'function', function: { name: 'get_weather', description: 'Current conditions and a daily forecast for a location.', parameters: { type: 'object', properties: { location: { type: 'string', minLength: 1 }, units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric' }, days: { type: 'integer', minimum: 1, maximum: 14, default: 3 } }, required: ['location'], additionalProperties: false } } },
 ]
+/**
+ * The request's tools: the three above, or with BENCH_TOOLS=mcp those and the MCP corpus's 64
+ * published tool schemas (bench/corpus/mcp; a name already above is left out), as an agent
+ * offering a whole MCP toolbox sends them with every request (~40 KB of JSON).
+ */
+const TOOLS: ChatCompletionTool[] =
+  process.env.BENCH_TOOLS === 'mcp'
+    ? [
+        ...BASE_TOOLS,
+        ...loadCorpus()
+          .config.tools.filter((t) => !BASE_TOOLS.some((b) => b.type === 'function' && b.function.name === t.name))
+          .map((t): ChatCompletionTool => ({ type: 'function', function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.inputSchema as Record<string, unknown> } })),
+      ]
+    : BASE_TOOLS
 const MESSAGES: ChatCompletionCreateParamsNonStreaming['messages'] = [
   { role: 'system', content: 'You are a support analyst. Use the tools when they help.' },
   { role: 'user', content: 'Check src/main.rs, find the churned active accounts and tell me the weather in Lyon.' },

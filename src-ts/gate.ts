@@ -511,6 +511,7 @@ export class ToolGate {
       throw new ToolGateError('E_DIALECT', 'prepareTools: `dialect` is required')
     }
     const n = this.#native
+    // `visible` holds this gate, so its handle stays live as long as the prepared list does
     const gate = { handle: this.#handle, visible: (names: string[], c: string) => n.visibleTools(this.#handle, names, c) }
     try {
       const live = liveTools(tools, dialect)

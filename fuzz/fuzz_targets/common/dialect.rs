@@ -17,6 +17,10 @@
 //! 5. `auto`, when it answers this dialect, answers exactly the same report.
 //! 6. `filter_tools` output, filtered again, is unchanged; `filter_tools_removals` answers the
 //!    same error, or removals that, taken from the input as parsed, leave exactly that output.
+//! 7. The list prepared once (`prepare_tools`) fails with the same error, or answers every
+//!    caller — on a second gate with a role policy, callers whose answers differ, in alternating
+//!    order so remembered runs are found again — exactly what `filter_tools_as` and
+//!    `filter_tools_removals` answer for that caller.
 //!
 //! Exception to 3 and 4: when the strict parse recorded a duplicate or prototype key, a call
 //! refused `bad_arguments` may change outcome — `serde_json` keeps a duplicate's last value and
@@ -34,6 +38,50 @@ const CONFIG: &str = include_str!("../../../__test__/fixtures/dialects/tools.jso
 fn gate() -> &'static Gate {
     static GATE: OnceLock<Gate> = OnceLock::new();
     GATE.get_or_init(|| Gate::from_json(CONFIG).expect("the fixture config compiles"))
+}
+
+/// The fixture config with a role policy, and callers it shows different tools.
+fn policy_gate() -> &'static (Gate, Vec<toolgate_core::CallContext>) {
+    static GATE: OnceLock<(Gate, Vec<toolgate_core::CallContext>)> = OnceLock::new();
+    GATE.get_or_init(|| {
+        let mut config: Value = serde_json::from_str(CONFIG).expect("the fixture config parses");
+        config["policy"] = serde_json::json!({ "rules": [
+            { "id": "a", "effect": "allow", "roles": ["a"], "tools": ["get_weather", "search"] },
+            { "id": "b", "effect": "allow", "roles": ["b"], "tools": ["*"] },
+            { "id": "no-search-for-c", "effect": "deny", "roles": ["c"], "tools": ["search"] }
+        ] });
+        let gate = Gate::from_json(&config.to_string()).expect("the fixture config with a policy compiles");
+        let callers = [r#"{"roles":["a"]}"#, r#"{}"#, r#"{"roles":["b"]}"#, r#"{"roles":["b","c"]}"#, r#"{"roles":["a"]}"#, r#"{"roles":["b"]}"#]
+            .iter()
+            .map(|c| toolgate_core::CallContext::from_json(c).expect("a caller"))
+            .collect();
+        (gate, callers)
+    })
+}
+
+/// Oracle 7 on `gate` for `callers`.
+fn prepared_answers_as_unprepared(d: Dialect, gate: &Gate, text: &str, callers: &[toolgate_core::CallContext]) {
+    match gate.prepare_tools(d, text) {
+        Err(e) => {
+            let want = gate.filter_tools(d, text).expect_err("prepare_tools failed, so must filter_tools");
+            assert_eq!(e.to_string(), want.to_string(), "{d}: prepare_tools and filter_tools fail differently");
+        }
+        Ok(prepared) => {
+            for c in callers {
+                let who = gate.who(c, toolgate_core::Stage::Full);
+                let want = gate.filter_tools_as(d, text, &who);
+                let got = gate.filter_prepared(&prepared, &who);
+                match (&want, &got) {
+                    (Ok(a), Ok(b)) => assert_eq!(a.as_str(), &**b, "{d}: the prepared list answers {c:?} otherwise"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{d}: the prepared list fails {c:?} otherwise"),
+                    _ => panic!("{d}: filter_tools_as {want:?} but filter_prepared {got:?}"),
+                }
+                if let (Ok(a), Ok(b)) = (gate.filter_tools_removals(d, text, &who), gate.filter_prepared_removals(&prepared, &who)) {
+                    assert_eq!(&a[..], &b[..], "{d}: the prepared list's removals for {c:?} differ");
+                }
+            }
+        }
+    }
 }
 
 type Key = (String, String, Outcome, Option<Reason>);
@@ -61,6 +109,9 @@ pub fn run(d: Dialect, data: &[u8]) {
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{d}: the two filters fail differently"),
         (a, b) => panic!("{d}: filter_tools {a:?} but filter_tools_removals {b:?}"),
     }
+    prepared_answers_as_unprepared(d, gate, &text, &[toolgate_core::CallContext::default(), toolgate_core::CallContext::default()]);
+    let (policy, callers) = policy_gate();
+    prepared_answers_as_unprepared(d, policy, &text, callers);
 
     let direct = gate.guard(DialectChoice::Is(d), &text, &opts);
     let auto = gate.guard(DialectChoice::Auto, &text, &opts);
