@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { normalisePath } from '../src-ts/proxy/http/paths'
-import { startHttpProxy, toolsSpan, type HttpProxy } from '../src-ts/proxy/http/proxy'
+import { startHttpProxy, type HttpProxy } from '../src-ts/proxy/http/proxy'
+import { RequestLayouts, toolsSpan } from '../src-ts/proxy/http/request-layout'
 import { redactSecrets } from '../src-ts/proxy/redact-url'
 import { startRawUpstream, type RawUpstream } from './helpers/http-proxy'
 
@@ -51,6 +52,44 @@ describe('toolsSpan', () => {
 })
 
 describe('shortcuts answer what the long ways answer', () => {
+  it('RequestLayouts: a body holding the remembered tools text is laid out as scanning it whole lays it out', () => {
+    const next = rng(11)
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]
+    const dialects = ['openai', 'openai-responses', 'anthropic'] as const
+    const lists = [TOOLS, TOOLS.slice(0, 1), [...TOOLS, { type: 'function', function: { name: 'functions', description: 'x "web_search_options" \\u0041' } }]]
+    // what the text around the list may hold: a second `tools` key, one nested in a message,
+    // a member outside `tools` (each dialect's), a `\u` escape, look-alikes inside strings
+    const around: [string, unknown][] = [
+      ['messages', [{ role: 'user', content: 'hi' }]],
+      ['messages', [{ role: 'user', content: 'use the "tools" [now]' }]],
+      ['messages', [{ role: 'user', content: 'caf\u00e9' }]],
+      ['messages', [{ role: 'user', tools: TOOLS }]],
+      ['web_search_options', {}],
+      ['functions', [{ name: 'x' }]],
+      ['mcp_servers', []],
+      ['input', [{ type: 'function_call', name: 'x' }]],
+      ['stream', true],
+    ]
+    const layouts = new RequestLayouts()
+    let remembered = 0
+    for (let n = 0; n < 600; n++) {
+      const dialect = pick(dialects)
+      const members: [string, unknown][] = [['model', 'm'], pick(around), pick(around), ['tools', pick(lists)]]
+      members.sort(() => next() - 0.5)
+      let raw = JSON.stringify(Object.fromEntries(members), null, pick([undefined, 0, 1, '\t']))
+      // now and then the key written twice, or an escape in the raw text
+      if (next() < 0.1) raw = raw.replace(/}\s*$/, ',"tools":[]}')
+      if (next() < 0.1) raw = raw.replace('"model"', '"\\u006dodel"')
+      const hasTools = true
+      const got = layouts.layout(raw, dialect, hasTools)
+      const whole = new RequestLayouts().layout(raw, dialect, hasTools)
+      expect(got, raw).toEqual(whole)
+      if (got.written !== undefined) remembered++
+    }
+    // the remembered way was taken, and answered lists as the whole scan does
+    expect(remembered).toBeGreaterThan(50)
+  })
+
   it('normalisePath: a plain path is its own normal form; anything else goes the long way', () => {
     const reference = (raw: string): string | { bad: string } => {
       const segs: string[] = []

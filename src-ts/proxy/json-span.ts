@@ -4,20 +4,30 @@
 // in the text, so the occurrence found is that member's key.
 
 /**
+ * Where the value after the key ending at `keyEnd` (the index after its closing quote) opens,
+ * when it opens with `open` (`[` or `{`) after whitespace, a `:` and whitespace; `-1` otherwise.
+ */
+export function valueOpen(text: string, keyEnd: number, open: '[' | '{'): number {
+  let i = keyEnd
+  let c = text.charCodeAt(i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
+  if (c !== 0x3a) return -1 // ':'
+  c = text.charCodeAt(++i)
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
+  return c === open.charCodeAt(0) ? i : -1
+}
+
+/**
  * The value after the key ending at `keyEnd` (the index after its closing quote), when it opens
  * with `open` (`[` or `{`): from that bracket to its matching close, strings skipped (a quote
  * escaped by an odd run of backslashes does not end one). `undefined` when no `:` and `open`
  * follow (whitespace aside) or the value does not close.
  */
 export function valueSpan(text: string, keyEnd: number, open: '[' | '{'): { start: number; end: number } | undefined {
-  let i = keyEnd
-  let c = text.charCodeAt(i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
-  if (c !== 0x3a) return undefined // ':'
-  c = text.charCodeAt(++i)
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i)
-  if (c !== open.charCodeAt(0)) return undefined
-  const start = i
+  const start = valueOpen(text, keyEnd, open)
+  if (start < 0) return undefined
+  let i = start
+  let c: number
   let depth = 0
   while (i < text.length) {
     c = text.charCodeAt(i)

@@ -11,7 +11,7 @@ import { createServer, IncomingMessage, type OutgoingHttpHeaders, type Server, t
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
 
-import { fitOutside, mentionsOutsideTools, outsideDefinitions, outsideTools, RequestMemberRefused } from '../../request-tools'
+import { fitOutside, outsideDefinitions, outsideTools, RequestMemberRefused } from '../../request-tools'
 import { fitToolChoice } from '../../request-tool-choice'
 import { ToolGateError } from '../../errors'
 import type { ToolGate } from '../../gate'
@@ -22,7 +22,7 @@ import { DEFAULT_IDENTITY_HEADERS, hasIdentityHeaders, identityHeaderSet, identi
 import { jwtDoor, withUpstreamHeaders, type JwtDoor } from './identity'
 import type { CallerVerifier } from '../../identity/verifier'
 import type { RequestDialect } from '../../request-dialect'
-import { valueSpan } from '../json-span'
+import { RequestLayouts } from './request-layout'
 import { REFUSED_HEADER, refusedHeader, type RefusedCall } from './refusal'
 import { decidedAnswer, MAX_HEADER_CHARS, receiptsHeader, type GuardedAnswer } from './rewrite'
 import { DEFAULT_PASS_THROUGH, passThroughList, type PassThroughList } from './paths'
@@ -119,6 +119,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
   const settings: Settings = {
     base,
     gates,
+    layouts: new RequestLayouts(),
     agents: upstreamAgents(),
     identity,
     strip: new Set([...identityHeaderSet(identity), ...(opts.identity !== undefined ? ['authorization'] : []), ...Object.keys(opts.upstreamHeaders ?? {})]),
@@ -163,6 +164,8 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<HttpProxy>
 interface Settings {
   base: UpstreamBase
   gates: GateCache
+  /** Where request bodies' `tools` lie, the last list remembered (see request-layout.ts). */
+  layouts: RequestLayouts
   agents: UpstreamAgents
   identity: IdentitySettings
   strip: ReadonlySet<string>
@@ -485,16 +488,14 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   // A text naming no member or item outside `tools` (and without `\u` escapes) cannot be read
   // as declaring tools elsewhere by any parser; one that does is decided on this parse and sent
   // re-serialized from it, so a key written twice cannot show upstream a member not decided.
-  const mentioned = mentionsOutsideTools(rawText, dialect)
+  const { mentioned, once, written } = s.layouts.layout(rawText, dialect, tools !== undefined)
   if (tools === undefined && !mentioned) return { gate: s.gates.base, sent: rawText }
   const found = mentioned ? outsideTools(dialect, body, 'proxy') : { hosted: [], lists: [] }
   const extra = outsideDefinitions(dialect, found)
-  // The tools as the client wrote them when the body names `tools` once (see onceTools) and
+  // The tools as the client wrote them when the body names `tools` once (request-layout.ts `onceTools`) and
   // nothing outside them: the gate then reads, strictly, the very text that goes upstream (a
   // key written twice inside them refuses the request), and nothing is serialized. Otherwise
   // the parsed list, serialized.
-  const once = tools !== undefined && !mentioned && onceTools(rawText)
-  const written = once ? toolsSpan(rawText) : undefined
   const toolsText = tools === undefined ? undefined : (written ?? JSON.stringify(tools))
   let gate: ToolGate
   if (extra.length === 0) gate = tools === undefined ? s.gates.base : s.gates.gateFor(dialect, tools, toolsText)
@@ -531,27 +532,6 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
     }
   }
   return { gate, sent: `${out}}` }
-}
-
-/**
- * Whether a request body may go upstream as its own text once its tools were filtered: the key
- * `"tools"` written once, and no `\u` escape (which could spell another). A body with two
- * `tools` members could be read upstream with the one the gate never filtered; such bodies (and
- * any with escapes) are written from the parsed request instead.
- */
-function onceTools(raw: string): boolean {
-  const i = raw.indexOf('"tools"')
-  return i >= 0 && i === raw.lastIndexOf('"tools"') && !raw.includes('\\u')
-}
-
-/**
- * The text of the `tools` array in a request body that parsed as a JSON object with a `tools`
- * array and names `"tools"` once (see {@link onceTools}) — that one occurrence is the member's
- * key — from its `[` to its `]`; `undefined` when the text is not laid out so.
- */
-export function toolsSpan(raw: string): string | undefined {
-  const span = valueSpan(raw, raw.indexOf('"tools"') + 7, '[')
-  return span === undefined ? undefined : raw.slice(span.start, span.end)
 }
 
 /** A streamed answer: headers now, events as the gate forwards them, the refused calls in a trailer. */
