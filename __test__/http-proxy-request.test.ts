@@ -84,10 +84,50 @@ describe('shortcuts answer what the long ways answer', () => {
       const got = layouts.layout(raw, dialect, hasTools)
       const whole = new RequestLayouts().layout(raw, dialect, hasTools)
       expect(got, raw).toEqual(whole)
+      // parsed: JSON.parse's value, members in the same order (the remembered list put back)
+      const parsed = layouts.parse(raw)
+      expect(JSON.stringify(parsed), raw).toBe(JSON.stringify(JSON.parse(raw)))
       if (got.written !== undefined) remembered++
     }
     // the remembered way was taken, and answered lists as the whole scan does
     expect(remembered).toBeGreaterThan(50)
+  })
+
+  it('RequestLayouts.parse: the value or error of JSON.parse, never the remembered list where the body has another', () => {
+    const layouts = new RequestLayouts()
+    const list = JSON.stringify(TOOLS)
+    layouts.layout(`{"model":"m","tools":${list}}`, 'openai', true)
+    const cases = [
+      `{"model":"m","messages":[],"tools":${list}}`,
+      // the list nested in a message, the body without tools: the message keeps its own
+      `{"model":"m","messages":[{"role":"user","tools":${list}}]}`,
+      // a second tools key after: JSON.parse keeps the last
+      `{"model":"m","tools":${list},"tools":[]}`,
+      // an escape spelling the key
+      `{"model":"m","tools":${list},"\\u0074ools":[1]}`,
+      `{"model":"m","tools":${list},"\\u0074ools":[]}`,
+      // broken around the list: the same error as JSON.parse
+      `{"model":"m",,"tools":${list}}`,
+      `{"model":"m","tools":${list}`,
+    ]
+    for (const raw of cases) {
+      let want: unknown
+      let wantErr: string | undefined
+      try {
+        want = JSON.parse(raw)
+      } catch (err) {
+        wantErr = (err as Error).message
+      }
+      if (wantErr !== undefined) expect(() => layouts.parse(raw), raw).toThrow(wantErr)
+      else expect(JSON.stringify(layouts.parse(raw)), raw).toBe(JSON.stringify(want))
+    }
+    // the remembered value is frozen: a body sharing it cannot change it for the next one
+    const body = layouts.parse(cases[0]) as { tools: { function: { name: string } }[] }
+    expect(Object.isFrozen(body.tools)).toBe(true)
+    expect(() => {
+      body.tools[0].function.name = 'x'
+    }).toThrow(TypeError)
+    expect(Object.isFrozen(body)).toBe(false)
   })
 
   it('normalisePath: a plain path is its own normal form; anything else goes the long way', () => {

@@ -336,7 +336,8 @@ async function guarded(req: IncomingMessage, res: ServerResponse, route: Route, 
   const rawText = raw.toString('utf8')
   let body: unknown
   try {
-    body = JSON.parse(rawText)
+    // JSON.parse, without parsing the last request's tools again (see request-layout.ts)
+    body = s.layouts.parse(rawText)
   } catch (err) {
     send(res, proxyError(dialect, 'bad_request', `the request body of POST ${route.apiPath} is not JSON (${(err as Error).message})`))
     return
