@@ -19,6 +19,7 @@ import { guardAnthropic } from '../src-ts/adapters/anthropic'
 import { guardOpenAI } from '../src-ts/adapters/openai'
 import { ToolGate, type CallContext, type ToolGateConfig } from '../src-ts/index'
 import { filterBody } from '../src-ts/request-tools'
+import { fitToolChoice } from '../src-ts/request-tool-choice'
 import { startProxy, type RunningProxy } from './helpers/http-proxy'
 import { CHAT_TURN, MESSAGE_TURN } from './helpers/turns'
 import { anthropicAt, openaiAt } from './helpers/sdk-clients'
@@ -80,6 +81,34 @@ describe('filterBody', () => {
     expect(sent({ tools: anthropicTools, tool_choice: { type: 'any' } }, 'anthropic').tool_choice).toEqual({ type: 'any' })
     const guest = filterBody({ tools: anthropicTools, tool_choice: { type: 'any' } }, gate, 'anthropic', { subject: 'guest' }) as Json
     expect(guest).toMatchObject({ tools: [], tool_choice: { type: 'auto' } })
+  })
+})
+
+describe('fitToolChoice with the filtered list given lazily (the HTTP proxy)', () => {
+  it('answers as with the list, and reads it only for a choice that could be rewritten', () => {
+    const kept = chatTools.slice(0, 1)
+    const spec = (name: string) => ({ type: 'function', function: { name } })
+    const cases: [unknown, unknown[], 'openai' | 'openai-responses' | 'anthropic', boolean][] = [
+      ['auto', chatTools, 'openai', false],
+      ['none', chatTools, 'openai', false],
+      ['required', chatTools, 'openai', true],
+      [spec('send_email'), chatTools, 'openai', true],
+      [spec('search'), chatTools, 'openai', true],
+      [spec('never_declared'), chatTools, 'openai', false],
+      [{ type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [spec('search'), spec('send_email')] } }, chatTools, 'openai', true],
+      [{ type: 'auto' }, anthropicTools, 'anthropic', false],
+      [{ type: 'tool', name: 'send_email' }, anthropicTools, 'anthropic', true],
+      [{ type: 'any' }, anthropicTools, 'anthropic', true],
+    ]
+    for (const [choice, before, dialect, reads] of cases) {
+      const after = dialect === 'anthropic' ? anthropicTools.slice(0, 1) : kept
+      let read = 0
+      const lazy = fitToolChoice(choice, before, () => (read++, after), dialect)
+      expect(lazy, JSON.stringify(choice)).toEqual(fitToolChoice(choice, before, after, dialect))
+      expect(read, JSON.stringify(choice)).toBe(reads ? 1 : 0)
+      // a filtered answer that is not a list rewrites nothing, as before
+      expect(fitToolChoice(choice, before, () => ({}), dialect)).toBeUndefined()
+    }
   })
 })
 

@@ -32,20 +32,41 @@ export interface FittedToolChoice {
  *   `{ type: 'any' }` with no tool left → the same.
  *
  * A choice naming a tool that was never in the request is left as it is (the API says what is
- * wrong with it, as it would without the gate).
+ * wrong with it, as it would without the gate). `after` may be given as a function answering
+ * it, called only when the choice could be rewritten (`"auto"`, `"none"` never need it): the
+ * HTTP proxy parses the filtered list only then.
  */
 export function fitToolChoice(choice: unknown, before: unknown, after: unknown, dialect: RequestDialect): FittedToolChoice | undefined {
-  if (choice === undefined || !Array.isArray(before) || !Array.isArray(after)) return undefined
-  const removed = (spec: Obj): boolean => before.some((t) => matches(spec, t, dialect)) && !after.some((t) => matches(spec, t, dialect))
+  if (choice === undefined || !Array.isArray(before)) return undefined
+  let read: { list: unknown } | undefined
+  const left = (): unknown[] => {
+    read ??= { list: typeof after === 'function' ? (after as () => unknown)() : after }
+    // not a list: nothing is rewritten (every rewrite below reads it)
+    if (!Array.isArray(read.list)) throw NOT_A_LIST
+    return read.list
+  }
+  try {
+    return fit(choice, before, left, dialect)
+  } catch (err) {
+    if (err === NOT_A_LIST) return undefined
+    throw err
+  }
+}
+
+/** Thrown inside {@link fitToolChoice} when `after` is not a list. */
+const NOT_A_LIST = Symbol('not a list')
+
+function fit(choice: unknown, before: unknown[], left: () => unknown[], dialect: RequestDialect): FittedToolChoice | undefined {
+  const removed = (spec: Obj): boolean => before.some((t) => matches(spec, t, dialect)) && !left().some((t) => matches(spec, t, dialect))
   if (dialect === 'anthropic') {
     if (!isObj(choice)) return undefined
     const auto = (): Obj => (choice.disable_parallel_tool_use === undefined ? { type: 'auto' } : { type: 'auto', disable_parallel_tool_use: choice.disable_parallel_tool_use })
     if (choice.type === 'tool' && removed(choice)) return { toolChoice: auto(), why: `tool_choice named \`${String(choice.name)}\`, which this caller may not call: sent as {"type":"auto"}` }
-    if (choice.type === 'any' && after.length === 0 && before.length > 0) return { toolChoice: auto(), why: 'tool_choice "any" with no tool left for this caller: sent as {"type":"auto"}' }
+    if (choice.type === 'any' && left().length === 0 && before.length > 0) return { toolChoice: auto(), why: 'tool_choice "any" with no tool left for this caller: sent as {"type":"auto"}' }
     return undefined
   }
   if (choice === 'required') {
-    return after.length === 0 && before.length > 0 ? { toolChoice: 'auto', why: 'tool_choice "required" with no tool left for this caller: sent as "auto"' } : undefined
+    return left().length === 0 && before.length > 0 ? { toolChoice: 'auto', why: 'tool_choice "required" with no tool left for this caller: sent as "auto"' } : undefined
   }
   if (!isObj(choice)) return undefined
   if (choice.type === 'allowed_tools') {

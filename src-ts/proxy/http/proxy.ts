@@ -512,7 +512,7 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   // Chat Completions refuses an empty `tools` list, and `tool_choice` without tools
   const noTools = dialect === 'openai' && filtered !== undefined && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0
   // a tool_choice naming a removed tool is sent as auto, never upstream as it is
-  const fit = noTools || filtered === undefined || body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, JSON.parse(filtered) as unknown, dialect)
+  const fit = noTools || filtered === undefined || body.tool_choice === undefined ? undefined : fitToolChoice(body.tool_choice, tools, () => JSON.parse(filtered) as unknown, dialect)
   if (fit !== undefined) s.log(`${dialect}${subjectPart(context)}: ${fit.why}`)
   // nothing removed, nothing refitted: the body goes out as the client wrote it (no second
   // serialization), unless its text could be read with another `tools` (see onceTools). The
