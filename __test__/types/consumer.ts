@@ -8,6 +8,7 @@ import {
   ToolGateError,
   Caller,
   type CallerOption,
+  PreparedTools,
   GateState,
   type GateStateOptions,
   type StateConfig,
@@ -184,6 +185,13 @@ export function usage(): string[] {
   out.push(String(gate.filterTools([], { dialect: 'openai', caller }).length))
   // @ts-expect-error a Caller is made by gate.caller, not constructed
   out.push(String(new Caller()))
+  // a tool list prepared once: the answer keeps the type it was prepared with
+  const offered: PreparedTools<{ type: 'function'; function: { name: string } }[]> = gate.prepareTools([{ type: 'function' as const, function: { name: 'search' } }], { dialect: 'openai' })
+  out.push(...offered.filter(caller).map((t) => t.function.name), ...offered.filter({ caller }).map((t) => t.type))
+  const asText: string = gate.prepareTools('[]', { dialect: 'openai' }).filter(ctx)
+  out.push(asText)
+  // @ts-expect-error a prepared list needs its dialect
+  gate.prepareTools([], {})
   const verdicts: Verdict[] = [
     gate.check('search', '{"query":"rust","limit":"10"}', caller),
     gate.check('search', '{"query":"rust","limit":"10"}', ctx),
