@@ -118,23 +118,12 @@ export declare class BindingStream {
 /** A tool list read once. Raw binding: use `gate.prepareTools(tools, { dialect })` from the package. */
 export declare class BindingTools {
   /**
-   * Reads and checks `tools` (JSON text in `dialect`'s request shape) on the gate `handle`:
+   * Reads and checks `tools` (JSON text in `dialect`'s request shape) on the gate `gate`:
    * the checks and errors of `filterTools` (`E_PAYLOAD` / `E_DIALECT` naming what and where).
    */
-  constructor(handle: number, dialect: string, tools: string)
-  /**
-   * The list filtered for a caller on the gate `handle`, as JSON text: what `filterTools`
-   * answers for the text it was prepared from. The caller is the prepared caller `caller`
-   * when given, else the context `ctx` (JSON text, `""` for none).
-   */
-  filter(handle: number, ctx: string, caller?: number | undefined | null): string
-  /**
-   * What [`BindingTools::filter`] takes out, as `filterToolsRemovals` answers it (paths into
-   * the list as prepared, `toolgate_wire::paths`).
-   */
-  removals(handle: number, ctx: string, caller?: number | undefined | null): string
-  /** The dialect it was read in. */
-  get dialect(): string
+  constructor(gate: number, dialect: string, tools: string)
+  /** The handle to pass to `filterPrepared` / `filterPreparedRemovals` while this object is alive. */
+  get handle(): number
 }
 
 /**
@@ -165,6 +154,19 @@ export declare function confirm(handle: number, token: string, ctx: string, engi
 
 /** `confirm` on the thread pool (see `confirm`); resolves to its answer, or to an error as NUL, code, LF, message. */
 export declare function confirmAsync(handle: number, token: string, ctx: string, engine?: string | undefined | null): Promise<unknown>
+
+/**
+ * The prepared list `list` filtered for a caller on the gate `gate`, as JSON text: what
+ * `filterTools` answers for the text it was prepared from. The caller is the prepared caller
+ * `caller` when given, else the context `ctx` (JSON text, `""` for none).
+ */
+export declare function filterPrepared(gate: number, list: number, ctx: string, caller?: number | undefined | null): string
+
+/**
+ * What [`filter_prepared`] takes out, as `filterToolsRemovals` answers it (paths into the list
+ * as prepared, `toolgate_wire::paths`).
+ */
+export declare function filterPreparedRemovals(gate: number, list: number, ctx: string, caller?: number | undefined | null): string
 
 /**
  * Filters a tool list (JSON text in `dialect`'s request shape) to what a caller may call;

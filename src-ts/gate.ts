@@ -511,14 +511,19 @@ export class ToolGate {
       throw new ToolGateError('E_DIALECT', 'prepareTools: `dialect` is required')
     }
     const n = this.#native
-    // `visible` holds this gate, so its handle stays live as long as the prepared list does
-    const gate = { handle: this.#handle, visible: (names: string[], c: string) => n.visibleTools(this.#handle, names, c) }
+    // these hold this gate, so its handle stays live as long as the prepared list does
+    const gate = {
+      filter: (l: number, c: string, h: number | undefined) => n.filterPrepared(this.#handle, l, c, h),
+      removals: (l: number, c: string, h: number | undefined) => n.filterPreparedRemovals(this.#handle, l, c, h),
+      visible: (names: string[], c: string) => n.visibleTools(this.#handle, names, c),
+    }
     try {
       const live = liveTools(tools, dialect)
       if (live !== undefined) return makePreparedTools(gate, { kind: 'live', live })
       const text = payloadText(tools, `${dialect} tool list`)
-      const list = new n.BindingTools(this.#handle, dialect, text)
-      return makePreparedTools(gate, typeof tools === 'string' ? { kind: 'text', native: list } : { kind: 'data', native: list, snapshot: JSON.parse(text) as unknown })
+      const native = new n.BindingTools(this.#handle, dialect, text)
+      const list = native.handle
+      return makePreparedTools(gate, typeof tools === 'string' ? { kind: 'text', native, list } : { kind: 'data', native, list, snapshot: JSON.parse(text) as unknown })
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }

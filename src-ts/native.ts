@@ -17,6 +17,8 @@ import type {
   generateReceiptKey as generateReceiptKeyFn,
   filterTools as filterToolsFn,
   filterToolsRemovals as filterToolsRemovalsFn,
+  filterPrepared as filterPreparedFn,
+  filterPreparedRemovals as filterPreparedRemovalsFn,
   guard as guardFn,
   guardSingle as guardSingleFn,
   visibleTools as visibleToolsFn,
@@ -41,6 +43,8 @@ type BindingModule = {
   guardSingle: typeof guardSingleFn
   filterTools: typeof filterToolsFn
   filterToolsRemovals: typeof filterToolsRemovalsFn
+  filterPrepared: typeof filterPreparedFn
+  filterPreparedRemovals: typeof filterPreparedRemovalsFn
   visibleTools: typeof visibleToolsFn
 }
 

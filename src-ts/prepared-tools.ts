@@ -10,16 +10,17 @@ import type { CallContext } from './types'
 /** Only `ToolGate.prepareTools` makes prepared lists. */
 const PREPARE = Symbol('toolgate.prepareTools')
 
-/** How a prepared list reaches the gate that prepared it: its binding handle, and `visibleTools` for live objects. */
+/** How a prepared list reaches the gate that prepared it: the binding's filters on that gate (the list and the caller by handle), and `visibleTools` for live objects. */
 export interface PreparedToolsGate {
-  handle: number
+  filter: (list: number, ctx: string, caller: number | undefined) => string
+  removals: (list: number, ctx: string, caller: number | undefined) => string
   visible: (names: string[], ctx: string) => boolean[]
 }
 
-/** What was prepared: the core's list, and what the answers are built from. */
+/** What was prepared: the core's list (held, so its handle stays live as long as this), and what the answers are built from. */
 export type PreparedSource =
-  | { kind: 'text'; native: BindingTools }
-  | { kind: 'data'; native: BindingTools; snapshot: unknown }
+  | { kind: 'text'; native: BindingTools; list: number }
+  | { kind: 'data'; native: BindingTools; list: number; snapshot: unknown }
   | { kind: 'live'; live: LiveTools }
 
 /**
@@ -66,11 +67,11 @@ export class PreparedTools<T = unknown> {
       const c = prepared === undefined ? bareContextText(o) : ''
       if (src.kind === 'live') return keptLiveTools(src.live, this.#gate.visible(src.live.names, prepared === undefined ? c : contextText(o))) as T
       const h = prepared === undefined ? undefined : callerHandle(prepared)
-      if (src.kind === 'text') return src.native.filter(this.#gate.handle, c, h) as T
+      if (src.kind === 'text') return this.#gate.filter(src.list, c, h) as T
       // the snapshot is plain JSON data, so the cut is always made; the filtered text, parsed, is
       // the answer should it ever not be
-      const kept = cutRemovals(src.snapshot, this.#tree(src.native.removals(this.#gate.handle, c, h)))
-      return (kept ?? deepFreeze(JSON.parse(src.native.filter(this.#gate.handle, c, h)) as unknown)) as T
+      const kept = cutRemovals(src.snapshot, this.#tree(this.#gate.removals(src.list, c, h)))
+      return (kept ?? deepFreeze(JSON.parse(this.#gate.filter(src.list, c, h)) as unknown)) as T
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }
