@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { ToolGate, ToolGateError } from '../src-ts/index'
+import { native } from '../src-ts/native'
 
 const names = ['read_file', 'write_file', 'search', 'delete_user', 'googleSearch']
 const gate = new ToolGate({
@@ -100,6 +101,17 @@ describe('prepareTools', () => {
     const out = prepared.filter({ roles: ['writer'] }) as Record<string, unknown>
     expect(Object.keys(out)).toEqual(['read_file', 'search'])
     expect(out.read_file).toBe(record.read_file)
+  })
+
+  it('the raw binding refuses a list handle that names no prepared list, never another list', () => {
+    const n = native()
+    const g = new n.BindingGate(JSON.stringify({ tools: [{ name: 'search' }] }))
+    const list = new n.BindingTools(g.handle, 'openai', '[{"type":"function","function":{"name":"search"}}]')
+    expect(n.filterPrepared(g.handle, list.handle, '', undefined)).toBe('[{"type":"function","function":{"name":"search"}}]')
+    for (const bad of [list.handle + 1000, 2 ** 32 - 1]) {
+      expect(() => n.filterPrepared(g.handle, bad, '', undefined)).toThrow('this prepared tool list has been released')
+      expect(() => n.filterPreparedRemovals(g.handle, bad, '', undefined)).toThrow('this prepared tool list has been released')
+    }
   })
 
   it('refuses what filterTools refuses, when prepared, and a context key that is not a field', () => {
