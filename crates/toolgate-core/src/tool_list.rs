@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ahash::AHashMap;
+use ahash::AHashSet;
 use serde_json::Value;
 
 use crate::dialect::sieve::{filter_list, remove_paths};
@@ -48,9 +48,9 @@ pub struct PreparedTools {
     list: Value,
     /// The length of the text it was read from (checked again against a filtering gate's limit).
     bytes: usize,
-    /// Every name the first filter asked about, by its position in the answers.
-    names: AHashMap<Box<str>, usize>,
-    /// The names in that order (the answers are read in it).
+    /// Every name the first filter asked about.
+    names: AHashSet<Box<str>>,
+    /// The same names in the order first asked (the answers are read in it).
     order: Vec<Box<str>>,
     /// Remembered runs, the most recently used first.
     runs: Mutex<VecDeque<Arc<Run>>>,
@@ -110,21 +110,14 @@ impl Gate {
     /// refused now, not at its first use).
     pub fn prepare_tools(&self, d: Dialect, tools: &str) -> Result<PreparedTools, GateError> {
         let list = self.read_tool_list(d, tools)?;
-        let mut names = AHashMap::new();
-        let mut order: Vec<Box<str>> = Vec::new();
-        {
-            let asked = std::cell::RefCell::new((&mut names, &mut order));
-            let record = |name: &str| {
-                let mut a = asked.borrow_mut();
-                if !a.0.contains_key(name) {
-                    let at = a.1.len();
-                    a.0.insert(name.into(), at);
-                    a.1.push(name.into());
-                }
-                true
-            };
-            filter_list(d, &mut list.clone(), &record)?;
-        }
+        let asked = std::cell::RefCell::new(Vec::<Box<str>>::new());
+        filter_list(d, &mut list.clone(), &|name: &str| {
+            asked.borrow_mut().push(name.into());
+            true
+        })?;
+        let mut names = AHashSet::new();
+        let mut order = asked.into_inner();
+        order.retain(|n| names.insert(n.clone()));
         Ok(PreparedTools { dialect: d, list, bytes: tools.len(), names, order, runs: Mutex::new(VecDeque::new()) })
     }
 
@@ -171,7 +164,7 @@ impl Gate {
         }
         let unknown = Cell::new(false);
         let keep = |name: &str| {
-            if !tools.names.contains_key(name) {
+            if !tools.names.contains(name) {
                 unknown.set(true);
             }
             listing.shows_name(name)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use napi::Error;
 use napi_derive::napi;
-use toolgate_core::CallContext;
+use toolgate_core::{CallContext, GateError};
 
 use crate::slots::Slots;
 
@@ -47,4 +47,9 @@ impl BindingCaller {
 /// The prepared caller `handle` names (`None` once released, or never prepared).
 pub(crate) fn lookup(handle: u32) -> Option<Arc<CallContext>> {
     CALLERS.get(handle)
+}
+
+/// [`lookup`] for a decision's options: `E_CONFIG` once the caller is released (or was never prepared).
+pub(crate) fn known(handle: u32) -> Result<Arc<CallContext>, GateError> {
+    lookup(handle).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))
 }

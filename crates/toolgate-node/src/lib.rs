@@ -519,7 +519,7 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
     // the common case, a prepared caller and nothing else (`{"caller":N}`, as src-ts/gate.ts
     // writes it): read without building a JSON tree
     if let Some(h) = json.strip_prefix("{\"caller\":").and_then(|r| r.strip_suffix('}')).filter(|h| is_json_uint(h)).and_then(|h| h.parse::<u32>().ok()) {
-        out.ctx = caller::lookup(h).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))?;
+        out.ctx = caller::known(h)?;
         return Ok(out);
     }
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| GateError::Payload(format!("options: {e}")))?;
@@ -531,7 +531,7 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
     if let Some(c) = v.get("caller") {
         let handle =
             c.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| GateError::Config(format!("options.caller: expected a caller handle, got {c}")))?;
-        out.ctx = caller::lookup(handle).ok_or_else(|| GateError::Config("options.caller: this caller has been released".to_string()))?;
+        out.ctx = caller::known(handle)?;
     }
     match v.get("engines") {
         None => {}

@@ -71,19 +71,11 @@ fn run(
 ) -> std::result::Result<String, Error<String>> {
     let g = gate_of(gate)?;
     let l = TOOL_LISTS.get(list).ok_or_else(|| Error::new("E_CONFIG".to_string(), "this prepared tool list has been released".to_string()))?;
-    let known = match prepared {
-        Some(c) => Some(caller::lookup(c).ok_or_else(|| Error::new("E_CONFIG".to_string(), "options.caller: this caller has been released".to_string()))?),
-        None => None,
-    };
     guarded("tool list", || {
-        let read;
-        let ctx: &CallContext = match &known {
-            Some(c) => c,
-            None => {
-                read = CallContext::from_json(ctx)?;
-                &read
-            }
+        let ctx = match prepared {
+            Some(c) => caller::known(c)?,
+            None => Arc::new(CallContext::from_json(ctx)?),
         };
-        answer(&g, &l, &g.who(ctx, Stage::Full))
+        answer(&g, &l, &g.who(&ctx, Stage::Full))
     })
 }
