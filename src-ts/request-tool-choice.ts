@@ -39,34 +39,23 @@ export interface FittedToolChoice {
 export function fitToolChoice(choice: unknown, before: unknown, after: unknown, dialect: RequestDialect): FittedToolChoice | undefined {
   if (choice === undefined || !Array.isArray(before)) return undefined
   let read: { list: unknown } | undefined
-  const left = (): unknown[] => {
+  // the tools left, read once when first needed; not a list: nothing is rewritten (every rewrite
+  // below reads it)
+  const left = (): unknown[] | undefined => {
     read ??= { list: typeof after === 'function' ? (after as () => unknown)() : after }
-    // not a list: nothing is rewritten (every rewrite below reads it)
-    if (!Array.isArray(read.list)) throw NOT_A_LIST
-    return read.list
+    return Array.isArray(read.list) ? read.list : undefined
   }
-  try {
-    return fit(choice, before, left, dialect)
-  } catch (err) {
-    if (err === NOT_A_LIST) return undefined
-    throw err
-  }
-}
-
-/** Thrown inside {@link fitToolChoice} when `after` is not a list. */
-const NOT_A_LIST = Symbol('not a list')
-
-function fit(choice: unknown, before: unknown[], left: () => unknown[], dialect: RequestDialect): FittedToolChoice | undefined {
-  const removed = (spec: Obj): boolean => before.some((t) => matches(spec, t, dialect)) && !left().some((t) => matches(spec, t, dialect))
+  const noneLeft = (): boolean => left()?.length === 0
+  const removed = (spec: Obj): boolean => before.some((t) => matches(spec, t, dialect)) && left()?.some((t) => matches(spec, t, dialect)) === false
   if (dialect === 'anthropic') {
     if (!isObj(choice)) return undefined
     const auto = (): Obj => (choice.disable_parallel_tool_use === undefined ? { type: 'auto' } : { type: 'auto', disable_parallel_tool_use: choice.disable_parallel_tool_use })
     if (choice.type === 'tool' && removed(choice)) return { toolChoice: auto(), why: `tool_choice named \`${String(choice.name)}\`, which this caller may not call: sent as {"type":"auto"}` }
-    if (choice.type === 'any' && left().length === 0 && before.length > 0) return { toolChoice: auto(), why: 'tool_choice "any" with no tool left for this caller: sent as {"type":"auto"}' }
+    if (choice.type === 'any' && noneLeft() && before.length > 0) return { toolChoice: auto(), why: 'tool_choice "any" with no tool left for this caller: sent as {"type":"auto"}' }
     return undefined
   }
   if (choice === 'required') {
-    return left().length === 0 && before.length > 0 ? { toolChoice: 'auto', why: 'tool_choice "required" with no tool left for this caller: sent as "auto"' } : undefined
+    return noneLeft() && before.length > 0 ? { toolChoice: 'auto', why: 'tool_choice "required" with no tool left for this caller: sent as "auto"' } : undefined
   }
   if (!isObj(choice)) return undefined
   if (choice.type === 'allowed_tools') {
