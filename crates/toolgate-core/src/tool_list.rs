@@ -109,12 +109,18 @@ impl Gate {
     /// [`Gate::filter_tools`] (the list is filtered once here, so a list of the wrong shape is
     /// refused now, not at its first use).
     pub fn prepare_tools(&self, d: Dialect, tools: &str) -> Result<PreparedTools, GateError> {
-        let list = self.read_tool_list(d, tools)?;
+        let mut list = self.read_tool_list(d, tools)?;
         let asked = std::cell::RefCell::new(Vec::<Box<str>>::new());
-        filter_list(d, &mut list.clone(), &|name: &str| {
+        // every name kept, so the filter runs on the list itself rather than a copy (a copy of
+        // tens of kilobytes of schemas was a third of a preparation): a codec changes a list
+        // only through its sieve, which records each removal, so none recorded means unchanged
+        let removed = filter_list(d, &mut list, &|name: &str| {
             asked.borrow_mut().push(name.into());
             true
         })?;
+        if !removed.is_empty() {
+            list = self.read_tool_list(d, tools)?;
+        }
         let mut names = AHashSet::new();
         let mut order = asked.into_inner();
         order.retain(|n| names.insert(n.clone()));
