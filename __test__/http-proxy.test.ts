@@ -780,35 +780,6 @@ describe('answer rewriting and tool learning (in process, real gate)', () => {
     expect(() => cache.gateFor('openai', twice, JSON.stringify(twice))).toThrow(/two different definitions of `x`/)
   })
 
-  it('filters a tools text prepared once as gate.filterTools does, per caller, dialect and gate', () => {
-    const config = {
-      tools: [{ name: 'search' }, { name: 'wipe' }],
-      policy: { rules: [{ id: 'admins', effect: 'allow' as const, roles: ['admin'], tools: ['wipe'] }, { id: 'all', effect: 'allow' as const, tools: ['search'] }] },
-    }
-    const cache = new GateCache({ config, max: 1 })
-    const list = (extra: string) => JSON.stringify([{ type: 'function', function: { name: 'search' } }, { type: 'function', function: { name: 'wipe' } }, { type: 'function', function: { name: extra } }])
-    const callers = [{ roles: ['admin'] }, {}, { subject: 'eve', roles: ['admin', 'x'] }, {}]
-    // more lists than are kept prepared, each sent again: the answers never change
-    for (let round = 0; round < 2; round++) {
-      for (let i = 0; i < 20; i++) {
-        const text = list(`t${i % 20}`)
-        const gate = cache.gateFor('openai', JSON.parse(text), text)
-        for (const ctx of callers) expect(cache.filterTools(gate, 'openai', text, ctx)).toBe(gate.filterTools(text, { dialect: 'openai', ...ctx }))
-      }
-    }
-    // the same text in another dialect: that dialect's answer (or error), not the remembered one
-    const text = list('t0')
-    const gate = cache.gateFor('openai', JSON.parse(text), text)
-    expect(() => cache.filterTools(gate, 'anthropic', text, {})).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
-    expect(JSON.parse(cache.filterTools(gate, 'openai', text, { roles: ['admin'] })).map((t: { function: { name: string } }) => t.function.name)).toEqual(['search', 'wipe'])
-    // a gate compiled again after an eviction answers for itself
-    const other = cache.gateFor('openai', JSON.parse(list('t1')), list('t1'))
-    const again = cache.gateFor('openai', JSON.parse(text), text)
-    expect(again).not.toBe(gate)
-    expect(other).not.toBe(again)
-    expect(cache.filterTools(again, 'openai', text, {})).toBe(again.filterTools(text, { dialect: 'openai' }))
-  })
-
   it('a request tool nested past the canonical bound is E_PAYLOAD, never a stack overflow', () => {
     const cache = new GateCache({ config: { tools: [] } })
     let deep: unknown = { type: 'object' }

@@ -10,6 +10,7 @@ import { native, type BindingGate } from './native'
 import { GateState } from './state'
 import { makePreparedTools, type PreparedTools } from './prepared-tools'
 import { filterToolList, liveTools } from './tools'
+import { toolListMemo } from './tool-list-memo'
 import { addFacts, engineQuestions, type Facts, jsonText, parseTurnWire, payloadText, readTurnWire } from './turn'
 import { readSingleCallWire, type SingleCallDecision } from './single-call'
 import { ToolCallStream, type StreamOptions } from './stream'
@@ -32,6 +33,9 @@ import type {
 
 /** Set by ToolGate's static block: {@link guardSingleCall} reaches the private method through it. */
 let guardSingleOf: (gate: ToolGate, text: string, opts: GuardOptions & CallerOption & { dialect: Dialect }) => SingleCallDecision | undefined
+
+/** Gates made in this process so far (each gate's `#serial`). */
+let gateSerials = 0
 
 /** The config file's folder while `fromFile` constructs its gate (paths in the config resolve against it). */
 let fromFileDir: string | undefined
@@ -59,6 +63,8 @@ export class ToolGate {
   // the hot path calls the free `check` function with its handle.
   readonly #binding: BindingGate
   readonly #handle: number
+  /** This gate's number in the process, never given to another gate (names it in the tool-list memo). */
+  readonly #serial = ++gateSerials
   readonly #check: (handle: number, tool: string, args: string, caller?: number) => string
   readonly #tools: readonly string[]
   readonly #native: ReturnType<typeof native>
@@ -475,7 +481,11 @@ export class ToolGate {
    * as openai's `zodFunction` keep their parsers) in new containers — the outer one always, and
    * each one on the way to something removed; AI SDK records and LangChain tool arrays likewise keep
    * the caller's own tool objects. A list holding a key written twice or a `__proto__` key throws
-   * `E_PAYLOAD` naming where (another reader could take the other copy).
+   * `E_PAYLOAD` naming where (another reader could take the other copy). A JSON list this gate
+   * is given again (the same text, or objects serializing to it, in the same dialect) is not
+   * read again: from the second time on it is filtered from the core's prepared list, with the
+   * same answers and errors (16 lists remembered in the process; see {@link ToolGate.prepareTools}
+   * to skip serializing objects as well).
    */
   filterTools<T>(tools: T, opts: FilterToolsOptions & CallerOption): T {
     const dialect = opts?.dialect
@@ -483,14 +493,27 @@ export class ToolGate {
       throw new ToolGateError('E_DIALECT', 'filterTools: `dialect` is required')
     }
     const n = this.#native
+    const h = this.#handle
     const c = contextText(opts)
+    const prepared = callerOption(opts)
+    const ch = prepared === undefined ? undefined : callerHandle(prepared)
+    // a list read before by this gate is filtered from the core's prepared list (the same
+    // answers and errors), so it is not sent across and read again (src-ts/tool-list-memo.ts)
+    const copy = typeof tools === 'string'
+    const list = (d: string, t: string) => toolListMemo.prepared(this.#serial, d, t, copy, () => new n.BindingTools(h, d, t))
     try {
       return filterToolList(
         tools,
         dialect,
-        (names) => n.visibleTools(this.#handle, names, c),
-        (d, t) => n.filterTools(this.#handle, d, t, c),
-        (d, t) => n.filterToolsRemovals(this.#handle, d, t, c),
+        (names) => n.visibleTools(h, names, c),
+        (d, t) => {
+          const l = list(d, t)
+          return l === undefined ? n.filterTools(h, d, t, c) : n.filterPrepared(h, l.handle, c, ch)
+        },
+        (d, t) => {
+          const l = list(d, t)
+          return l === undefined ? n.filterToolsRemovals(h, d, t, c) : n.filterPreparedRemovals(h, l.handle, c, ch)
+        },
       )
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')

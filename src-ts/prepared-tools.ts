@@ -4,7 +4,7 @@
 import type { BindingTools } from '../binding/index'
 import { bareContextText, Caller, callerHandle, callerOption, contextText, deepFreeze, type CallerOption } from './context'
 import { toToolGateError } from './errors'
-import { cutRemovals, keptLiveTools, removalTree, type Cut, type LiveTools } from './tools'
+import { cutRemovals, keptLiveTools, removalTree, type LiveTools } from './tools'
 import type { CallContext } from './types'
 
 /** Only `ToolGate.prepareTools` makes prepared lists. */
@@ -42,8 +42,6 @@ export type PreparedSource =
 export class PreparedTools<T = unknown> {
   readonly #gate: PreparedToolsGate
   readonly #source: PreparedSource
-  /** The removal trees of the core's answers, by their text (a list has a few: one per kind of caller). */
-  readonly #trees = new Map<string, Cut | undefined>()
 
   /** @internal Use {@link ToolGate.prepareTools}. */
   constructor(token: symbol, gate: PreparedToolsGate, source: PreparedSource) {
@@ -70,26 +68,13 @@ export class PreparedTools<T = unknown> {
       if (src.kind === 'text') return this.#gate.filter(src.list, c, h) as T
       // the snapshot is plain JSON data, so the cut is always made; the filtered text, parsed, is
       // the answer should it ever not be
-      const kept = cutRemovals(src.snapshot, this.#tree(this.#gate.removals(src.list, c, h)))
+      const kept = cutRemovals(src.snapshot, removalTree(this.#gate.removals(src.list, c, h)))
       return (kept ?? deepFreeze(JSON.parse(this.#gate.filter(src.list, c, h)) as unknown)) as T
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     }
   }
-
-  /** The tree of `removals`, remembered by its text (at most {@link REMEMBERED_TREES}). */
-  #tree(removals: string): Cut | undefined {
-    const trees = this.#trees
-    if (trees.has(removals)) return trees.get(removals)
-    const tree = removalTree(removals)
-    if (trees.size >= REMEMBERED_TREES) trees.clear()
-    trees.set(removals, tree)
-    return tree
-  }
 }
-
-/** Removal trees a prepared list keeps (the core remembers as many sets of answers). */
-const REMEMBERED_TREES = 16
 
 /** Makes a {@link PreparedTools} (for `ToolGate.prepareTools`). */
 export function makePreparedTools<T>(gate: PreparedToolsGate, source: PreparedSource): PreparedTools<T> {

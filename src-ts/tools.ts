@@ -140,9 +140,21 @@ export function keptLiveTools(live: LiveTools, keep: boolean[]): unknown {
   return out
 }
 
-/** The core's removals (its JSON answer) as a tree to cut with; `undefined` for paths it never answers. */
+/** Removal trees made, by the core's answer text (a list has a few answers: one per kind of caller). */
+const trees = new Map<string, Cut | undefined>()
+/** Removal trees kept (all cleared when full). */
+const REMEMBERED_TREES = 32
+
+/**
+ * The core's removals (its JSON answer) as a tree to cut with; `undefined` for paths it never
+ * answers. A tree is only read, never changed, so one is made per answer text and shared.
+ */
 export function removalTree(removals: string): Cut | undefined {
-  return cutTree(JSON.parse(removals) as RemovalPath[])
+  if (trees.has(removals)) return trees.get(removals)
+  const tree = cutTree(JSON.parse(removals) as RemovalPath[])
+  if (trees.size >= REMEMBERED_TREES) trees.clear()
+  trees.set(removals, tree)
+  return tree
 }
 
 /**

@@ -23,8 +23,7 @@ import { createHash } from 'node:crypto'
 import { ToolGateError } from '../../errors'
 import { ToolGate } from '../../gate'
 import { GateState } from '../../state'
-import type { PreparedTools } from '../../prepared-tools'
-import type { CallContext, ToolConfig, ToolGateConfig } from '../../types'
+import type { ToolConfig, ToolGateConfig } from '../../types'
 import type { RequestDialect } from '../../request-dialect'
 
 /** The default number of gates kept. */
@@ -33,8 +32,6 @@ export const DEFAULT_GATE_CACHE = 64
 const MAX_REMEMBERED_TEXT = 256 * 1024
 /** The remembered tool-list texts hold at most this many characters together (oldest forgotten first). */
 const MAX_REMEMBERED_CHARS = 4 * 1024 * 1024
-/** Tool lists kept prepared for filtering (see {@link GateCache.filterTools}), the least recently used forgotten first. */
-const PREPARED_LISTS = 16
 
 /** Responses built-ins the host runs itself, and the call item type their calls are gated under. */
 const RESPONSES_CLIENT_BUILTINS: Readonly<Record<string, string>> = Object.freeze({
@@ -136,8 +133,6 @@ export class GateCache {
   #byTextChars = 0
   /** The last tools text looked up, with its dialect and gate key: a client sending one tool list again and again costs one comparison of the text, not a hash of it. */
   #last: { dialect: RequestDialect; text: string; key: string } | undefined
-  /** Tool lists prepared by their gate, by exact text (LRU, {@link PREPARED_LISTS}). */
-  readonly #prepared = new Map<string, { text: string; dialect: RequestDialect; gate: ToolGate; tools: PreparedTools<string> }>()
 
   /** Compiles the config's own gate; throws `E_CONFIG` as `new ToolGate` does. */
   constructor(opts: GateCacheOptions) {
@@ -241,28 +236,6 @@ export class GateCache {
       void old.flush()
     }
     return { gate, key }
-  }
-
-  /**
-   * `gate.filterTools(text, { dialect, ...context })` — the same answer and errors — from the
-   * list prepared once by that gate (`ToolGate.prepareTools`): a client sending one tool list
-   * request after request has it read once, not once per request. A list longer than
-   * {@link MAX_REMEMBERED_TEXT} is filtered as it comes.
-   */
-  filterTools(gate: ToolGate, dialect: RequestDialect, text: string, context: CallContext): string {
-    if (text.length > MAX_REMEMBERED_TEXT) return gate.filterTools(text, { ...context, dialect })
-    let hit = this.#prepared.get(text)
-    if (hit !== undefined) this.#prepared.delete(text)
-    // another dialect's list of that text, or prepared by another gate (that one was evicted and
-    // compiled again): prepared again. The text is kept as a copy of its own (see gateFor).
-    if (hit === undefined || hit.gate !== gate || hit.dialect !== dialect) {
-      hit = { text: hit?.text ?? Buffer.from(text, 'utf8').toString('utf8'), dialect, gate, tools: gate.prepareTools(text, { dialect }) }
-    }
-    if (hit.text === text) {
-      this.#prepared.set(hit.text, hit)
-      if (this.#prepared.size > PREPARED_LISTS) this.#prepared.delete(this.#prepared.keys().next().value as string)
-    }
-    return hit.tools.filter(context)
   }
 
   /** Writes out every cached gate's audit records. */

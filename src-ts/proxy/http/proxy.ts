@@ -508,7 +508,7 @@ function filteredRequest(body: Obj, rawText: string, dialect: RequestDialect, co
   }
   const outside = found.hosted.length > 0 || found.lists.length > 0 ? fitOutside(body, found, gate, dialect, context) : undefined
   for (const why of outside?.why ?? []) s.log(`${dialect}${subjectPart(context)}: ${why}`)
-  const filtered = toolsText === undefined ? undefined : s.gates.filterTools(gate, dialect, toolsText, context)
+  const filtered = toolsText === undefined ? undefined : gate.filterTools(toolsText, { ...context, dialect })
   // Chat Completions refuses an empty `tools` list, and `tool_choice` without tools
   const noTools = dialect === 'openai' && filtered !== undefined && /^\s*\[\s*\]\s*$/.test(filtered) && (tools as unknown[]).length > 0
   // a tool_choice naming a removed tool is sent as auto, never upstream as it is

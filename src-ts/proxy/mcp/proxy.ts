@@ -731,11 +731,12 @@ export class McpProxy {
       if (this.#opts.filterList) {
         try {
           // for the caller who asked (kept with the request), not whoever sent a message since
-          const kept: unknown = this.#tools.gate.filterTools(msg, { dialect: 'mcp', ...pending.ctx })
+          // the list alone, not the whole answer: its text is the same in every answer that
+          // lists the same tools (the id is not), so the gate reads a list served again once
+          const kept: unknown = this.#tools.gate.filterTools({ tools: msg.result.tools }, { dialect: 'mcp', ...pending.ctx })
+          if (!isObject(kept) || !Array.isArray(kept.tools)) throw new Error('the filtered list is not a tools/list result')
           // a tool whose definition is not the approved one cannot be called, so it is not listed
-          msg = isObject(kept) && isObject(kept.result) && Array.isArray(kept.result.tools)
-            ? { ...kept, result: { ...kept.result, tools: kept.result.tools.filter((t: unknown) => !this.#tools.unapproved(t)) } }
-            : kept
+          msg = { ...msg, result: { ...msg.result, tools: kept.tools.filter((t: unknown) => !this.#tools.unapproved(t)) } }
         } catch (err) {
           this.#log(`tools/list answer could not be filtered (${(err as Error).message}); answering with an error`)
           msg = rpcError(id as RpcId, -32603, 'toolgate: the server’s tool list could not be read')
