@@ -3,9 +3,10 @@ Chat Completions ``tools`` list of dicts (what the SDK is given), filtered for e
 corpus's four callers (prepared once with ``gate.caller``), against what a Python developer
 writes by hand: role → allowed and role → denied tool names (``dict``s of sets built once from
 the policy; a deny on any of the caller's roles wins), and a list comprehension on
-``function.name``. The list given as JSON text is timed too, and the dicts taken through the
-text path and parsed back (what ``filter_tools`` did with values before the core answered
-removals). Every side must keep the same tools for every caller (checked first). Interleaved in
+``function.name``. The list given as JSON text is timed too (``filter_tools`` given the same list
+on every call filters it, from the second call on, from the list it read then:
+``toolgate._tool_list_memo``), and a list never seen before on every call (the cost of reading
+one). Every side must keep the same tools for every caller (checked first). Interleaved in
 one run, the order of the sides turning every round. Prints the median µs per call of each side
 and its ratio to the hand-written filter.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import statistics
 import time
@@ -24,7 +26,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Set
 
 from toolgate import ToolGate
-from toolgate._json import json_text
 
 MCP = Path(__file__).resolve().parents[1] / "corpus" / "mcp"
 
@@ -63,6 +64,12 @@ def main() -> None:
             if any(t["function"]["name"] in allowed.get(r, ()) for r in roles) and not any(t["function"]["name"] in denied.get(r, ()) for r in roles)
         ]
 
+    fresh = itertools.count()
+
+    def one_off() -> List[Any]:
+        first = {**tools[0], "function": {**tools[0]["function"], "description": f"version {next(fresh)}"}}
+        return [first, *tools[1:]]
+
     # the list prepared once (a host offering the same tools to every request)
     prepared_dicts = gate.prepare_tools(tools, "openai")
     prepared_text = gate.prepare_tools(text, "openai")
@@ -71,9 +78,9 @@ def main() -> None:
         "prepare_tools(text).filter(caller=)": lambda k: json.loads(prepared_text.filter(caller=prepared[k])),
         "filter_tools(dicts, caller=)": lambda k: gate.filter_tools(tools, "openai", caller=prepared[k]),
         "filter_tools(text, caller=)": lambda k: json.loads(gate.filter_tools(text, "openai", caller=prepared[k])),
-        # what filter_tools did with values until the core answered removals: the list's JSON
-        # through the text path, parsed back
-        "dicts by the text path (before)": lambda k: json.loads(gate.filter_tools(json_text(tools), "openai", caller=prepared[k])),
+        # a list never seen before on every call (one description differs): the memo of the
+        # lists filter_tools read never answers, so this is the cost of reading the list
+        "filter_tools(new dicts, caller=)": lambda k: gate.filter_tools(one_off(), "openai", caller=prepared[k]),
         "hand-written dict + comprehension": hand_written,
     }
     for k in callers:

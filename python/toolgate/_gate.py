@@ -20,6 +20,7 @@ from ._report import NativeReport, TurnReport, read_native_report
 from ._stream import ToolCallStream
 from ._prepared_tools import PreparedTools
 from ._tools import filter_tool_list, live_tools
+from ._tool_list_memo import gate_serial, tool_list_memo
 from ._verdict import Verdict, from_native
 
 T = TypeVar("T")
@@ -65,7 +66,7 @@ class ToolGate:
     {'limit': 10}
     """
 
-    __slots__ = ("_gate", "_remote", "_check", "_tools", "_writes", "_audit", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
+    __slots__ = ("_gate", "_serial", "_remote", "_check", "_tools", "_writes", "_audit", "_engines", "_engine_timeout_ms", "_on_engine_error", "__weakref__")
 
     def __init__(
         self,
@@ -112,6 +113,7 @@ class ToolGate:
                     raise ToolGateError("E_CONFIG", f"config: cannot be serialized to JSON ({encoded.detail})")
                 text = encoded
         self._gate = _native.Gate(text)
+        self._serial = gate_serial()
         self._remote = bool(self._gate.remote_state)
         self._check = self._gate.check
         self._tools = tuple(self._gate.tool_names())
@@ -393,19 +395,30 @@ class ToolGate:
         Pydantic AI tools, anything with a ``name``) and AI SDK tool records (``ai-sdk``,
         ``ai-sdk-ui``: ``{name: tool}``) keep the caller's own objects; so does a JSON list given
         as Python values: its definitions are the caller's own, in new containers (the outer one
-        always, and each one on the way to something removed). Text is answered as text."""
+        always, and each one on the way to something removed). Text is answered as text. A JSON
+        list this gate is given again (the same text, or values serializing to it, in the same
+        dialect) is not read again: from the second time on it is filtered from the core's
+        prepared list, with the same answers and errors (16 lists remembered in the process; see
+        :meth:`prepare_tools` to skip serializing values as well)."""
         if not isinstance(dialect, str):
             raise ToolGateError("E_DIALECT", "filter_tools: `dialect` is required")
         dialect = well_formed(dialect)
         c = keyword_caller(ctx)
         gate = self._gate
-        return filter_tool_list(
-            tools,
-            dialect,
-            lambda names: gate.visible_tools(names, c),
-            lambda d, t: gate.filter_tools(d, t, c),
-            lambda d, t: gate.filter_tools_removals(d, t, c),
-        )
+        serial = self._serial
+
+        def listed(d: str, t: str) -> "Optional[_native.ToolList]":
+            return tool_list_memo.prepared(serial, d, t, lambda: _native.ToolList(gate, d, t))
+
+        def filter_json(d: str, t: str) -> str:
+            known = listed(d, t)
+            return gate.filter_tools(d, t, c) if known is None else known.filter(gate, c)
+
+        def filter_removals(d: str, t: str) -> List[List[Union[str, int]]]:
+            known = listed(d, t)
+            return gate.filter_tools_removals(d, t, c) if known is None else known.removals(gate, c)
+
+        return filter_tool_list(tools, dialect, lambda names: gate.visible_tools(names, c), filter_json, filter_removals)
 
     def prepare_tools(self, tools: T, dialect: str) -> "PreparedTools[T]":
         """Reads and checks a tool list once, to filter it for many callers:
