@@ -208,6 +208,10 @@ fn opaque(parent_key: Option<&str>, parent: &Map<String, Value>, key: &str) -> b
         "content" => matches!(parent.get("part_kind").and_then(Value::as_str), Some("tool-return" | "builtin-tool-return")),
         // the input of a tool the provider ran itself
         "input" => matches!(kind, Some("server_tool_use" | "mcp_tool_use")),
+        // LangChain: a tool message's artifact (what the tool returned beside its content, often
+        // a service's own record: `{"Id": …, "Status": …}`), as a message dict, stored
+        // (`{ type, data }`) or serialized (`kwargs` of a `ToolMessage` constructor)
+        "artifact" => kind == Some("tool") || matches!(parent_key, Some("kwargs" | "data")),
         _ => false,
     }
 }
@@ -380,5 +384,14 @@ mod tests {
         assert!(find(&args, &|_| false).is_some());
         let data = json!({"contents":[{"parts":[{"functionResponse":{"name":"f","response":{"Name":"Bob","Content":"x"}}}]}]});
         assert!(find(&data, &|_| false).is_none());
+        // a LangChain tool message's artifact is the tool's data, as a dict or serialized; the
+        // same key anywhere else is envelope
+        let artifact = json!([{"type":"tool","tool_call_id":"c0","content":"x","artifact":{"Status":"ok","Type":"a"}}]);
+        assert!(find(&artifact, &|_| false).is_none());
+        let serialized =
+            json!([{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"content":"x","artifact":{"Name":"n"}}}]);
+        assert!(find(&serialized, &|_| false).is_none());
+        let elsewhere = json!([{"type":"ai","content":"","artifact":{"Tool_Calls":[]}}]);
+        assert!(find(&elsewhere, &|_| false).is_some());
     }
 }
