@@ -152,6 +152,23 @@ describe('the MCP router passes on what the gate does not change', () => {
     for (const line of [...r.out.server, ...r.out.client]) expect(line).not.toContain('\r')
   })
 
+  it('with filterList, each tools/list answer keeps its own id and members, the list filtered alike answer after answer', () => {
+    // the gate filters the list alone (remembered by its text, which the id does not change)
+    const out: unknown[] = []
+    const proxy = new McpProxy({ config: { tools: [{ name: 'echo' }] }, filterList: true }, {
+      toClient: (m) => out.push(m),
+      toServer: () => undefined,
+      toClientText: (t) => out.push(JSON.parse(t)),
+      toServerText: () => undefined,
+    })
+    const tools = '[{"name":"echo","inputSchema":{"type":"object"}},{"name":"wipe","inputSchema":{"type":"object"}}]'
+    for (let id = 1; id <= 4; id++) {
+      proxy.clientLine({ kind: 'line', text: `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}` })
+      proxy.serverLine({ kind: 'line', text: `{"jsonrpc":"2.0","id":${id},"result":{"tools":${tools},"nextCursor":"c${id}","_meta":{"n":${id}}}}` })
+    }
+    expect(out).toEqual([1, 2, 3, 4].map((id) => ({ jsonrpc: '2.0', id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }], nextCursor: `c${id}`, _meta: { n: id } } })))
+  })
+
   it('a tools/list answer is never passed as written: the proxy reads it (and filters it with filterList)', () => {
     const r = router()
     r.client('{"jsonrpc":"2.0","id":3,"method":"tools/list"}')
