@@ -20,9 +20,15 @@ export const MAX_REMEMBERED_TOOL_LIST = 256 * 1024
 /** The remembered texts hold at most this many characters together. */
 export const MAX_REMEMBERED_TOOL_LIST_CHARS = 4 * 1024 * 1024
 
-/** One remembered text: per gate and dialect, `null` once noted, then the list the core prepared from it. */
+/**
+ * One remembered text: the text as kept (the key it is filed under, never a caller's slice), and
+ * per gate and dialect `null` once noted, then the list the core prepared from it, or `false`
+ * when the core refused to (the filter's own error is thrown each time; the list is not read
+ * twice per filter to find that out again).
+ */
 interface Remembered {
-  lists: Map<string, BindingTools | null>
+  text: string
+  lists: Map<string, BindingTools | null | false>
 }
 
 /**
@@ -47,17 +53,18 @@ export class ToolListMemo {
     if (hit === undefined) {
       // a string sliced from a body keeps the whole body alive: the copy is flat and its own
       const own = copy ? Buffer.from(text, 'utf8').toString('utf8') : text
-      this.#texts.set(own, { lists: new Map([[key, null]]) })
+      this.#texts.set(own, { text: own, lists: new Map([[key, null]]) })
       this.#lists += 1
       this.#chars += own.length
       this.#trim()
       return undefined
     }
-    // most recently used last
-    this.#texts.delete(text)
-    this.#texts.set(text, hit)
+    // most recently used last, filed again under the kept text (not `text`, which may be a slice)
+    this.#texts.delete(hit.text)
+    this.#texts.set(hit.text, hit)
     const list = hit.lists.get(key)
     if (list) return list
+    if (list === false) return undefined
     if (list === undefined) {
       hit.lists.set(key, null)
       this.#lists += 1
@@ -68,6 +75,7 @@ export class ToolListMemo {
     try {
       made = prepare()
     } catch {
+      hit.lists.set(key, false)
       return undefined
     }
     hit.lists.set(key, made)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._errors import ToolGateError
@@ -47,7 +47,9 @@ class ToolListMemo:
     __slots__ = ("_texts", "_lists", "_chars", "_lock")
 
     def __init__(self) -> None:
-        self._texts: "OrderedDict[str, Dict[_Key, Optional[_native.ToolList]]]" = OrderedDict()
+        # per text and (gate, dialect): None once noted, then the prepared list, or False when the
+        # core refused to prepare it (the filter raises its own error; not read twice per filter)
+        self._texts: "OrderedDict[str, Dict[_Key, Union[None, bool, _native.ToolList]]]" = OrderedDict()
         self._lists = 0
         self._chars = 0
         self._lock = threading.Lock()
@@ -73,18 +75,20 @@ class ToolListMemo:
                 self._lists += 1
                 self._trim()
                 return None
-            made = lists[key]
-            if made is not None:
-                return made
+            known = lists[key]
+            if known is False:
+                return None
+            if isinstance(known, _native.ToolList):
+                return known
         # read outside the lock: other threads' filters go on meanwhile
         try:
             made = prepare()
         except ToolGateError:
-            return None
+            made = None
         with self._lock:
             lists = self._texts.get(text)
             if lists is not None and key in lists:
-                lists[key] = made
+                lists[key] = False if made is None else made
         return made
 
     @property
