@@ -473,7 +473,7 @@ async function upstreamError(res: ServerResponse, up: IncomingMessage, body: Ret
 /**
  * The gate for a request and the body to send upstream: its `tools` through `gate.filterTools`
  * (as JSON text, which the gate reads and answers as text, and which also finds the gate by the
- * exact tools text — see `GateCache.gateFor`; read once per distinct text, `GateCache.filterTools`), every other member as the client sent it, except
+ * exact tools text — see `GateCache.gateFor`; read once per distinct text, tool-list-memo.ts), every other member as the client sent it, except
  * the members that give the model tools outside `tools` (request-tools.ts `outsideTools`): those
  * are learned with `tools` (a hosted member under its hosted tool's name, an item's tool list as
  * it is), then kept, removed or refused as the gate's filter answers for this caller
