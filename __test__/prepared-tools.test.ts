@@ -126,5 +126,25 @@ describe('prepareTools', () => {
     }
     expect((thrown as ToolGateError).code).toBe('E_CONFIG')
     expect((thrown as ToolGateError).message).toContain('`role`')
+    // the same refused object again (its text now seen, never prepared as a caller): refused again
+    const bad = { role: 'admin' } as never
+    for (let i = 0; i < 3; i++) expect(() => prepared.filter(bad)).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+  })
+
+  it('answers a context object passed again by what it holds now', () => {
+    // passed again, the object goes as the caller prepared from its text, while it holds the
+    // same; changed in place, it is read again: the answer follows what it holds
+    const prepared = gate.prepareTools(openaiList(), { dialect: 'openai' })
+    const text = JSON.stringify(openaiList())
+    const ctx: { subject?: string; roles: string[] } = { roles: ['reader'] }
+    const want = (c: object) => gate.filterTools(text, { dialect: 'openai', ...c })
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(prepared.filter(ctx))).toBe(want({ roles: ['reader'] }))
+    ctx.roles.push('writer')
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(prepared.filter(ctx))).toBe(want({ roles: ['reader', 'writer'] }))
+    ctx.subject = 'mallory'
+    ctx.roles = ['admin']
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(prepared.filter(ctx))).toBe('[]')
+    // a new object of the same text each time: the same answers
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(prepared.filter({ roles: ['admin'] }))).toBe(want({ roles: ['admin'] }))
   })
 })

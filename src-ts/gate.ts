@@ -539,6 +539,7 @@ export class ToolGate {
       filter: (l: number, c: string, h: number | undefined) => n.filterPrepared(this.#handle, l, c, h),
       removals: (l: number, c: string, h: number | undefined) => n.filterPreparedRemovals(this.#handle, l, c, h),
       visible: (names: string[], c: string) => n.visibleTools(this.#handle, names, c),
+      known: (ctx: object, c: string) => knownCallerHandleOf(n.BindingCaller, ctx, c),
     }
     try {
       const live = liveTools(tools, dialect)

@@ -3,6 +3,7 @@
 // this keeps what was prepared and builds each answer from it.
 import type { BindingTools } from '../binding/index'
 import { bareContextText, Caller, callerHandle, callerOption, contextText, deepFreeze, type CallerOption } from './context'
+import { rememberedCallerHandle } from './context-memo'
 import { toToolGateError } from './errors'
 import { cutRemovals, keptLiveTools, removalTree, type LiveTools } from './tools'
 import type { CallContext } from './types'
@@ -15,6 +16,8 @@ export interface PreparedToolsGate {
   filter: (list: number, ctx: string, caller: number | undefined) => string
   removals: (list: number, ctx: string, caller: number | undefined) => string
   visible: (names: string[], ctx: string) => boolean[]
+  /** The caller the binding prepared from the context text `text` of `ctx` when that text was seen before (see `knownCallerHandleOf`). */
+  known: (ctx: object, text: string) => number | undefined
 }
 
 /** What was prepared: the core's list (held, so its handle stays live as long as this), and what the answers are built from. */
@@ -61,10 +64,17 @@ export class PreparedTools<T = unknown> {
     const src = this.#source
     try {
       const prepared = callerOption(o)
-      // every key of a bare context is sent, so the core names one that is not a context field
-      const c = prepared === undefined ? bareContextText(o) : ''
-      if (src.kind === 'live') return keptLiveTools(src.live, this.#gate.visible(src.live.names, prepared === undefined ? c : contextText(o))) as T
-      const h = prepared === undefined ? undefined : callerHandle(prepared)
+      if (src.kind === 'live') return keptLiveTools(src.live, this.#gate.visible(src.live.names, prepared === undefined ? bareContextText(o) : contextText(o))) as T
+      // a bare context object passed before that still holds what it held, or one whose text was
+      // seen before, goes as the caller prepared from that text (the same decision, without the
+      // core reading the context again); else every key of it is sent, so the core names one that
+      // is not a context field
+      let h = prepared !== undefined ? callerHandle(prepared) : o === undefined ? undefined : rememberedCallerHandle(o)
+      let c = ''
+      if (h === undefined && prepared === undefined) {
+        c = bareContextText(o)
+        if (c !== '' && o !== undefined) h = this.#gate.known(o, c)
+      }
       if (src.kind === 'text') return this.#gate.filter(src.list, c, h) as T
       // the snapshot is plain JSON data, so the cut is always made; the filtered text, parsed, is
       // the answer should it ever not be
