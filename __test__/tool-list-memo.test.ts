@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { ToolGate } from '../src-ts/index'
-import { MAX_REMEMBERED_TOOL_LIST, REMEMBERED_TOOL_LISTS, toolListMemo } from '../src-ts/tool-list-memo'
+import { MAX_REMEMBERED_TOOL_LIST, MIN_REMEMBERED_TOOL_LIST, REMEMBERED_TOOL_LISTS, toolListMemo } from '../src-ts/tool-list-memo'
 import type { ToolGateConfig } from '../src-ts/types'
 
 const config = (admins: string[]): ToolGateConfig => ({
@@ -22,7 +22,9 @@ const config = (admins: string[]): ToolGateConfig => ({
 })
 
 const fn = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'function', function: { name, parameters: { type: 'object' }, ...extra } })
-const list = (i: number) => [fn('search'), fn('wipe'), fn('read_file'), fn(`t${i}`)]
+// long enough to be remembered (MIN_REMEMBERED_TOOL_LIST), as a real tool list is
+const about = { description: 'd'.repeat(MIN_REMEMBERED_TOOL_LIST) }
+const list = (i: number) => [fn('search', about), fn('wipe'), fn('read_file'), fn(`t${i}`)]
 const names = (tools: unknown): string[] => (tools as { function: { name: string } }[]).map((t) => t.function.name)
 const callers = [{ roles: ['admin'] }, {}, { subject: 'mallory', roles: ['admin'] }, { roles: ['admin', 'x'] }, {}]
 
@@ -70,12 +72,14 @@ describe('filterTools remembers the lists it read', () => {
     // arguments' depth plus the envelope's 12)
     let deep: Record<string, unknown> = { type: 'string' }
     for (let i = 0; i < 10; i++) deep = { type: 'object', properties: { a: deep } }
-    const objects = [fn('search', { parameters: deep })]
+    const objects = [fn('search', { ...about, parameters: deep })]
     const text = JSON.stringify(objects)
+    // the lax gate first reads and prepares the list, then the strict one is given it
+    for (let i = 0; i < 3; i++) expect(names(JSON.parse(lax.filterTools(text, { dialect: 'openai' })))).toEqual(['search'])
     for (let i = 0; i < 3; i++) {
-      expect(names(JSON.parse(lax.filterTools(text, { dialect: 'openai' })))).toEqual(['search'])
       expect(() => strict.filterTools(text, { dialect: 'openai' })).toThrow(expect.objectContaining({ code: 'E_PAYLOAD', message: expect.stringMatching(/deep/) }))
       expect(() => strict.filterTools(objects, { dialect: 'openai' })).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
+      expect(names(JSON.parse(lax.filterTools(text, { dialect: 'openai' })))).toEqual(['search'])
     }
   })
 
@@ -116,11 +120,13 @@ describe('filterTools remembers the lists it read', () => {
     expect(names(gate.filterTools(objects, { dialect: 'openai', roles: ['admin'] }))).toEqual(['search', 'wipe'])
   })
 
-  it('stays within its bounds: lists past the longest remembered are filtered as they come', () => {
+  it('stays within its bounds: lists past the longest or under the shortest remembered are filtered as they come', () => {
     const gate = new ToolGate(config(['wipe']))
     const long = [fn('search', { description: 'x'.repeat(MAX_REMEMBERED_TOOL_LIST) }), fn('wipe')]
     const before = toolListMemo.size
     for (let i = 0; i < 3; i++) expect(names(gate.filterTools(long, { dialect: 'openai' }))).toEqual(['search'])
+    // one-tool lists, one per tool (the OpenAI Agents adapter's isEnabled): never pushing out a long list
+    for (let i = 0; i < 3 * REMEMBERED_TOOL_LISTS; i++) expect(names(gate.filterTools([fn(`tiny${i}`)], { dialect: 'openai' }))).toEqual([])
     expect(toolListMemo.size).toBe(before)
     for (let i = 0; i < 3 * REMEMBERED_TOOL_LISTS; i++) gate.filterTools(JSON.stringify(list(1000 + i)), { dialect: 'openai' })
     expect(toolListMemo.size).toBe(REMEMBERED_TOOL_LISTS)

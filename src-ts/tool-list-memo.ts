@@ -8,13 +8,17 @@
 // A list is prepared the second time its text is seen by the same gate in the same dialect (the
 // first time it is only noted), so a list seen once — an MCP `tools/list` answer, a request of its
 // own — costs what it cost before and no preparation. Bounded for the whole process, whatever the
-// number of gates: at most REMEMBERED_TOOL_LISTS lists noted or prepared, texts of at most
-// MAX_REMEMBERED_TOOL_LIST characters, MAX_REMEMBERED_TOOL_LIST_CHARS characters together; the
-// least recently used text is forgotten first.
+// number of gates: at most REMEMBERED_TOOL_LISTS lists noted or prepared, texts of at least
+// MIN_REMEMBERED_TOOL_LIST characters (a shorter list costs a few microseconds to read, and many
+// of them — a one-tool list per tool, as the OpenAI Agents adapter asks — would push the long
+// lists out) and at most MAX_REMEMBERED_TOOL_LIST, MAX_REMEMBERED_TOOL_LIST_CHARS characters
+// together; the least recently used text is forgotten first.
 import type { BindingTools } from '../binding/index'
 
 /** Tool lists remembered in the process (noted or prepared, on any gate), the least recently used forgotten first. */
 export const REMEMBERED_TOOL_LISTS = 16
+/** A tool list text shorter than this (in characters) is read on every filter, never remembered. */
+export const MIN_REMEMBERED_TOOL_LIST = 1024
 /** A tool list text longer than this (in characters) is read on every filter, never remembered. */
 export const MAX_REMEMBERED_TOOL_LIST = 256 * 1024
 /** The remembered texts hold at most this many characters together. */
@@ -47,7 +51,7 @@ export class ToolListMemo {
    * be a slice of a larger string (a request body), so a copy of its own is what is kept.
    */
   prepared(gate: number, dialect: string, text: string, copy: boolean, prepare: () => BindingTools): BindingTools | undefined {
-    if (text.length > MAX_REMEMBERED_TOOL_LIST) return undefined
+    if (text.length < MIN_REMEMBERED_TOOL_LIST || text.length > MAX_REMEMBERED_TOOL_LIST) return undefined
     const key = `${gate}\u0000${dialect}`
     const hit = this.#texts.get(text)
     if (hit === undefined) {

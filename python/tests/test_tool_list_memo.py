@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from toolgate import ToolGate, ToolGateError
-from toolgate._tool_list_memo import MAX_REMEMBERED_TOOL_LIST, REMEMBERED_TOOL_LISTS, tool_list_memo
+from toolgate._tool_list_memo import MAX_REMEMBERED_TOOL_LIST, MIN_REMEMBERED_TOOL_LIST, REMEMBERED_TOOL_LISTS, tool_list_memo
 
 CALLERS = [{"roles": ["admin"]}, {}, {"subject": "mallory", "roles": ["admin"]}, {"roles": ["admin", "x"]}, {}]
 
@@ -36,8 +36,12 @@ def _fn(name, **extra):
     return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}, **extra}}
 
 
+# long enough to be remembered (MIN_REMEMBERED_TOOL_LIST), as a real tool list is
+ABOUT = "d" * MIN_REMEMBERED_TOOL_LIST
+
+
 def _list(i):
-    return [_fn("search"), _fn("wipe"), _fn("read_file"), _fn(f"t{i}")]
+    return [_fn("search", description=ABOUT), _fn("wipe"), _fn("read_file"), _fn(f"t{i}")]
 
 
 def _names(tools):
@@ -72,13 +76,16 @@ def test_each_gate_answers_by_its_own_policy_and_limits():
     deep = {"type": "string"}
     for _ in range(10):
         deep = {"type": "object", "properties": {"a": deep}}
-    values = [_fn("search", parameters=deep)]
+    values = [_fn("search", description=ABOUT, parameters=deep)]
     strict = ToolGate(_config(["wipe"], limits={"maxDepth": 4}))
+    # the lax gate first reads and prepares the list, then the strict one is given it
     for _ in range(3):
         assert _names(a.filter_tools(values, "openai")) == ["search"]
+    for _ in range(3):
         with pytest.raises(ToolGateError) as err:
             strict.filter_tools(values, "openai")
         assert err.value.code == "E_PAYLOAD"
+        assert _names(a.filter_tools(values, "openai")) == ["search"]
 
 
 def test_another_dialect_and_a_broken_list_are_read_as_they_come():
@@ -116,6 +123,9 @@ def test_stays_within_its_bounds():
     before = tool_list_memo.size
     for _ in range(3):
         assert _names(gate.filter_tools(long, "openai")) == ["search"]
+    # one-tool lists, one per tool: never pushing out a long list
+    for i in range(3 * REMEMBERED_TOOL_LISTS):
+        assert gate.filter_tools([_fn(f"tiny{i}")], "openai") == []
     assert tool_list_memo.size == before
     for i in range(3 * REMEMBERED_TOOL_LISTS):
         gate.filter_tools(json.dumps(_list(1000 + i)), "openai")

@@ -8,7 +8,9 @@ see is asked again on every filter.
 A list is prepared the second time its text is seen by the same gate in the same dialect (the
 first time it is only noted), so a list seen once costs what it cost before. Bounded for the
 whole process, whatever the number of gates: at most :data:`REMEMBERED_TOOL_LISTS` lists noted or
-prepared, texts of at most :data:`MAX_REMEMBERED_TOOL_LIST` characters,
+prepared, texts of at least :data:`MIN_REMEMBERED_TOOL_LIST` characters (a shorter list costs a few
+microseconds to read, and many of them would push the long lists out) and at most
+:data:`MAX_REMEMBERED_TOOL_LIST` characters,
 :data:`MAX_REMEMBERED_TOOL_LIST_CHARS` together; the least recently used text is forgotten first.
 Safe to use from several threads."""
 
@@ -24,6 +26,8 @@ from ._errors import ToolGateError
 
 #: Tool lists remembered in the process (noted or prepared, on any gate).
 REMEMBERED_TOOL_LISTS = 16
+#: A tool list text shorter than this (in characters) is read on every filter, never remembered.
+MIN_REMEMBERED_TOOL_LIST = 1024
 #: A tool list text longer than this (in characters) is read on every filter, never remembered.
 MAX_REMEMBERED_TOOL_LIST = 256 * 1024
 #: The remembered texts hold at most this many characters together.
@@ -58,7 +62,7 @@ class ToolListMemo:
         """The core's prepared list for ``text`` read by gate ``gate`` in ``dialect``, made with
         ``prepare`` on the second sighting; ``None`` when the list is to be filtered as it comes
         (first seen, too long, or ``prepare`` refused it: the filter then raises its own error)."""
-        if len(text) > MAX_REMEMBERED_TOOL_LIST:
+        if len(text) < MIN_REMEMBERED_TOOL_LIST or len(text) > MAX_REMEMBERED_TOOL_LIST:
             return None
         key = (gate, dialect)
         with self._lock:
@@ -106,4 +110,12 @@ class ToolListMemo:
 #: The process's memo, shared by every gate's ``filter_tools``.
 tool_list_memo = ToolListMemo()
 
-__all__: Sequence[str] = ("ToolListMemo", "tool_list_memo", "gate_serial", "REMEMBERED_TOOL_LISTS", "MAX_REMEMBERED_TOOL_LIST", "MAX_REMEMBERED_TOOL_LIST_CHARS")
+__all__: Sequence[str] = (
+    "ToolListMemo",
+    "tool_list_memo",
+    "gate_serial",
+    "REMEMBERED_TOOL_LISTS",
+    "MIN_REMEMBERED_TOOL_LIST",
+    "MAX_REMEMBERED_TOOL_LIST",
+    "MAX_REMEMBERED_TOOL_LIST_CHARS",
+)
