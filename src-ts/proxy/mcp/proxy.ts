@@ -733,8 +733,7 @@ export class McpProxy {
           // for the caller who asked (kept with the request), not whoever sent a message since
           // the list alone, not the whole answer: its text is the same in every answer that
           // lists the same tools (the id is not), so the gate reads a list served again once
-          const kept: unknown = this.#tools.gate.filterTools({ tools: msg.result.tools }, { dialect: 'mcp', ...pending.ctx })
-          if (!isObject(kept) || !Array.isArray(kept.tools)) throw new Error('the filtered list is not a tools/list result')
+          const kept = this.#tools.gate.filterTools({ tools: msg.result.tools as unknown[] }, { dialect: 'mcp', ...pending.ctx })
           // a tool whose definition is not the approved one cannot be called, so it is not listed
           msg = { ...msg, result: { ...msg.result, tools: kept.tools.filter((t: unknown) => !this.#tools.unapproved(t)) } }
         } catch (err) {
