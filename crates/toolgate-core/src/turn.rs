@@ -68,11 +68,44 @@ pub struct Patch {
 
 /// What the audit record of a turn's call holds of its arguments: the value as the payload held
 /// it (kept before the decision took it), the call's own text, or nothing.
-fn raw_of<'a>(kept: &'a Option<Value>, call: &'a Call, keep_raw: bool) -> RawArgs<'a> {
+pub(crate) fn raw_of<'a>(kept: &'a Option<Value>, call: &'a Call, keep_raw: bool) -> RawArgs<'a> {
     match (kept, &call.args, keep_raw) {
         (Some(v), _, _) => RawArgs::Value(v),
         (None, Args::Text(t), true) => RawArgs::Text(t),
         _ => RawArgs::None,
+    }
+}
+
+/// What the audit record of a call decided at [`Stage::Ask`] needs when it is finished later: the
+/// arguments as the payload held them (only when records include arguments) and when its
+/// decision started.
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub(crate) raw: Option<Value>,
+    pub(crate) started: Option<std::time::Instant>,
+}
+
+/// A turn read and its calls decided ([`Gate::decide_calls`]), before the report is assembled.
+#[derive(Debug)]
+pub(crate) struct DecidedCalls {
+    /// The dialect read.
+    pub(crate) dialect: Dialect,
+    /// The payload as parsed (arguments given as values are moved out into their decisions).
+    pub(crate) payload: Value,
+    /// The calls the codec found.
+    pub(crate) found: Found,
+    /// One verdict per call, in payload order.
+    pub(crate) verdicts: Vec<Verdict>,
+    /// At [`Stage::Ask`], one per call: what finishing it needs; empty otherwise.
+    pub(crate) held: Vec<Held>,
+    /// Whether audit records include the arguments as received.
+    pub(crate) keep_raw: bool,
+}
+
+impl DecidedCalls {
+    /// True when some call puts a question to the plugged engines (decided at [`Stage::Ask`]).
+    pub(crate) fn asks(&self) -> bool {
+        self.verdicts.iter().any(|v| v.engine_question.is_some())
     }
 }
 
@@ -114,7 +147,13 @@ impl Gate {
     /// call taints the session before a later sink in the same turn is decided.
     pub fn guard_as(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
         let result = self.guard_inner(choice, payload, opts, who);
-        // a turn refused whole is final at either step (a host never goes on to the second)
+        self.audit_turn_error(choice, who, result)
+    }
+
+    /// Records a turn refused whole (a broken payload, an unknown dialect) in the audit log, and
+    /// answers `result` as it is. Such a refusal is final at either engine step (a host never
+    /// goes on to the second).
+    pub(crate) fn audit_turn_error<T>(&self, choice: DialectChoice, who: &Who<'_>, result: Result<T, GateError>) -> Result<T, GateError> {
         if let (Err(e), Some(log)) = (&result, self.audit()) {
             let d = match choice {
                 DialectChoice::Is(d) => Some(d.as_str()),
@@ -126,6 +165,20 @@ impl Gate {
     }
 
     fn guard_inner(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<TurnReport, GateError> {
+        let mut turn = self.decide_calls(choice, payload, opts, who)?;
+        // at the engines' first step a turn is final only when no call has a question for them:
+        // its calls are finished (recorded) after all are decided, and only then
+        if matches!(who.stage, Stage::Ask) && !turn.asks() {
+            self.record_held(&mut turn, who);
+        }
+        self.finish_turn(turn.dialect, turn.payload, turn.found, turn.verdicts)
+    }
+
+    /// Parses the payload, reads its calls and decides each, in payload order. Outside
+    /// [`Stage::Ask`] each verdict is finished (signed, recorded) as it is decided; at
+    /// [`Stage::Ask`] none is, and what recording needs is held in the answer
+    /// ([`Gate::record_held`]).
+    pub(crate) fn decide_calls(&self, choice: DialectChoice, payload: &str, opts: &TurnOptions, who: &Who<'_>) -> Result<DecidedCalls, GateError> {
         let parsed = parse_payload(payload, self.limits(), self.max_payload_bytes()).map_err(|e| payload_parse_error(choice, &e))?;
         // no single argument can be larger than the whole text
         let check_size = payload.len() > self.limits().max_bytes;
@@ -155,11 +208,9 @@ impl Gate {
             }
         }
         let keep_raw = self.audit().is_some_and(|a| a.includes_arguments());
-        // at the engines' first step a turn is final only when no call has a question for them:
-        // its calls are finished (recorded) after all are decided, and only then
         let asking = matches!(who.stage, Stage::Ask);
-        let mut held: Vec<(Option<Value>, Option<std::time::Instant>)> = Vec::new();
-        let mut verdicts: Vec<Verdict> = found
+        let mut held: Vec<Held> = Vec::new();
+        let verdicts: Vec<Verdict> = found
             .calls
             .iter_mut()
             .zip(broken)
@@ -176,7 +227,7 @@ impl Gate {
                     None => self.check_call(call, parsed.big_integer, check_size, &who),
                 };
                 if asking {
-                    held.push((raw_value, started));
+                    held.push(Held { raw: raw_value, started });
                     return v;
                 }
                 let origin =
@@ -184,25 +235,29 @@ impl Gate {
                 self.finish(&who, origin, v)
             })
             .collect();
-        if asking && verdicts.iter().all(|v| v.engine_question.is_none()) {
-            verdicts = verdicts
-                .into_iter()
-                .zip(found.calls.iter().zip(held))
-                .enumerate()
-                .map(|(i, (v, (call, (raw_value, started))))| {
-                    let origin = Origin {
-                        dialect: Some(d),
-                        call_id: Some(&call.call_id),
-                        tool: &call.tool,
-                        raw: raw_of(&raw_value, call, keep_raw),
-                        started,
-                        step: None,
-                    };
-                    self.finish(&who.at(i), origin, v)
-                })
-                .collect();
-        }
-        self.finish_turn(d, parsed.value, found, verdicts)
+        Ok(DecidedCalls { dialect: d, payload: parsed.value, found, verdicts, held, keep_raw })
+    }
+
+    /// Finishes (signs, records) every held verdict of a turn decided at [`Stage::Ask`] whose
+    /// calls put no question to the engines: the first step's answer is then the turn's.
+    pub(crate) fn record_held(&self, turn: &mut DecidedCalls, who: &Who<'_>) {
+        let verdicts = std::mem::take(&mut turn.verdicts);
+        turn.verdicts = verdicts
+            .into_iter()
+            .zip(turn.found.calls.iter().zip(&turn.held))
+            .enumerate()
+            .map(|(i, (v, (call, held)))| {
+                let origin = Origin {
+                    dialect: Some(turn.dialect),
+                    call_id: Some(&call.call_id),
+                    tool: &call.tool,
+                    raw: raw_of(&held.raw, call, turn.keep_raw),
+                    started: held.started,
+                    step: None,
+                };
+                self.finish(&who.at(i), origin, v)
+            })
+            .collect();
     }
 
     /// Decides one call found in a payload. Arguments given as a value are moved out of `call`
