@@ -211,6 +211,81 @@ describe('engines', () => {
     expect(told).toEqual(['1 search boom', `0 search engine answered "ALLOW"; expected 'allow', 'deny' or 'delegate'`, '0 search engine did not answer within engineTimeoutMs 20'])
   })
 
+  it('a turn is read once: the engines judge the decided arguments, and a payload changed while they answer changes nothing', async () => {
+    const seen: EngineRequest[] = []
+    const payload = openaiTurn(['c1', 'list_orders', { owner: 'ana', status: 'OPEN' }], ['c2', 'search', { q: 'x' }], ['c3', 'search', { q: 1 }], ['c4', 'nope', {}])
+    const calls = (payload as { choices: { message: { tool_calls: { function: { name: string; arguments: string } }[] } }[] }).choices[0]!.message.tool_calls
+    const gate = new ToolGate(BASE, {
+      engines: [
+        async (r) => {
+          seen.push(r)
+          // the host's payload object changes while the engines answer: what runs is what was decided
+          calls[1]!.function.name = 'admin_panel'
+          calls[1]!.function.arguments = '{"q":"changed"}'
+          calls[2]!.function.arguments = '{"q":"changed"}'
+          return r.tool === 'search' && r.arguments.q === '1' ? 'deny' : 'delegate'
+        },
+      ],
+    })
+    const r = await gate.guardAsync(payload, { dialect: 'openai', subject: 'ana' })
+    // the engines were asked about the three calls that reached them, with the arguments decided
+    // (the status repaired, the owner pinned, the number coerced); the unknown tool never reached them
+    expect(seen.map((q) => [q.tool, q.arguments, q.rules])).toEqual([
+      ['list_orders', { owner: 'ana', status: 'open' }, 'allow'],
+      ['search', { q: 'x' }, 'allow'],
+      ['search', { q: '1' }, 'allow'],
+    ])
+    expect(r.calls.map((c) => [c.callId, c.tool, c.outcome, c.reason])).toEqual([
+      ['c1', 'list_orders', 'repaired', undefined],
+      ['c2', 'search', 'passed', undefined],
+      ['c3', 'search', 'denied', 'engine'],
+      ['c4', 'nope', 'rejected', 'unknown_tool'],
+    ])
+    expect(r.allowed).toEqual([
+      { callId: 'c1', tool: 'list_orders', arguments: { owner: 'ana', status: 'open' } },
+      { callId: 'c2', tool: 'search', arguments: { q: 'x' } },
+    ])
+    expect(r.feedback.map((f) => (f as { tool_call_id: string }).tool_call_id)).toEqual(['c3', 'c4'])
+  })
+
+  it('a turn with engines is the same turn in place and awaited, and final at once when no call reaches them', async () => {
+    const asked: string[] = []
+    const engine = (r: EngineRequest) => (asked.push(r.tool), r.tool === 'admin_panel' ? 'allow' : 'delegate') as 'allow' | 'delegate'
+    const turn = JSON.stringify(openaiTurn(['c1', 'admin_panel', {}], ['c2', 'read_file', { path: 'reports/private/x' }], ['c3', 'transfer', { amount: '5', to: 'b' }]))
+    const ctx = { subject: 'fin', roles: ['finance', 'analyst'] }
+    const sync = new ToolGate(BASE, { engines: [engine] }).guard(turn, { dialect: 'openai', ...ctx })
+    const awaited = await new ToolGate(BASE, { engines: [async (r) => engine(r)] }).guardAsync(turn, { dialect: 'openai', ...ctx })
+    expect(asked).toEqual(['admin_panel', 'transfer', 'admin_panel', 'transfer'])
+    expect(sync.calls.map((c) => [c.outcome, c.reason])).toEqual([
+      ['passed', undefined],
+      ['denied', 'deny_rule'],
+      ['repaired', undefined],
+    ])
+    expect(sync.payload).toEqual(awaited.payload)
+    expect(sync.calls).toEqual(awaited.calls)
+    // every call refused by the built-ins: no engine is asked, the report is the first step's
+    const refused = new ToolGate(BASE, { engines: [engine] }).guard(openaiTurn(['c1', 'search', { q: 'x' }], ['c2', 'nope', {}]), { dialect: 'openai', subject: 'mallory' })
+    expect(refused.calls.map((c) => c.reason)).toEqual(['deny_rule', 'unknown_tool'])
+    expect(asked).toHaveLength(4)
+  })
+
+  it('a pending turn is finished once, with answers it knows (the raw binding)', () => {
+    const n = require('../binding/index.js')
+    const gate = new n.BindingGate(JSON.stringify(BASE))
+    const turn = JSON.stringify(openaiTurn(['c1', 'search', { q: 'x' }]))
+    const step = n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}')
+    expect(typeof step).toBe('object')
+    expect(JSON.parse(step.questions)).toEqual([{ index: 0, tool: 'search', arguments: { q: 'x' }, action: 'search', engine: 'allow' }])
+    expect(() => step.finish(['maybe'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('"maybe"') }))
+    // an answer that could not be read used the turn up: it is never finished on a guess
+    expect(() => step.finish(['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('already been finished') }))
+    const again = n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}')
+    expect(JSON.parse(again.finish(['deny'])).calls[0].reason).toBe('engine')
+    expect(() => again.finish(['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+    // a turn refused whole throws at the first step, as guard does
+    expect(() => n.guardStep(gate.handle, 'openai', '{"choices":', '')).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
+  })
+
   it('options are checked', () => {
     expect(thrownToolGateError(() => new ToolGate(BASE, { engines: ['x' as never] })).code).toBe('E_CONFIG')
     expect(thrownToolGateError(() => new ToolGate(BASE, { engineTimeoutMs: -1 })).code).toBe('E_CONFIG')

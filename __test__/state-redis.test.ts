@@ -123,6 +123,40 @@ describe('a gate with state.redis', () => {
     await Promise.all([a.close(), b.close(), shared.close()])
   })
 
+  it('finishes a turn with engines off the event loop, reading the shared state as it is when the engines have answered', async () => {
+    const cfg = config()
+    const other = new ToolGate(cfg)
+    let release: () => void = () => {}
+    const answered = new Promise<void>((r) => (release = r))
+    const asked: string[] = []
+    const gate = new ToolGate(cfg, {
+      engines: [
+        async (r) => {
+          asked.push(r.tool)
+          await answered
+          return 'delegate' as const
+        },
+      ],
+    })
+    const ctx = { subject: 'eve', session: 'e1' }
+    const turn = gate.guardAsync(
+      { role: 'assistant', tool_calls: [{ id: 'p1', type: 'function', function: { name: 'post', arguments: '{"text":"hi"}' } }, { id: 's1', type: 'function', function: { name: 'search', arguments: '{"q":"a"}' } }] },
+      { dialect: 'openai', ...ctx },
+    )
+    // while the engines answer, another gate taints the session through the shared state
+    await new Promise((r) => setTimeout(r, 20))
+    expect(asked).toEqual(['post', 'search'])
+    expect((await other.checkAsync('read_secret', {}, ctx)).allowed).toBe(true)
+    release()
+    const report = await turn
+    expect(report.calls.map((c) => c.reason ?? c.outcome)).toEqual(['taint', 'passed'])
+    // the second step wrote its loop count to the shared state: two more identical searches hit the guard
+    expect((await other.checkAsync('search', { q: 'a' }, ctx)).outcome).toBe('passed')
+    expect((await other.checkAsync('search', { q: 'a' }, ctx)).outcome).toBe('passed')
+    expect((await other.checkAsync('search', { q: 'a' }, ctx)).reason).toBe('loop')
+    await Promise.all([gate.close(), other.close()])
+  })
+
   it('keeps no key without a TTL and no session or token in clear', async () => {
     const prefix = `ttl${process.pid}:`
     const gate = new ToolGate(config({}, prefix))

@@ -68,6 +68,30 @@ export declare class BindingGate {
 }
 
 /**
+ * A turn decided up to the plugged engines. Raw binding: `guard` / `guardAsync` on a gate with
+ * `engines` use it. Finished at most once; collected unfinished, it records nothing and lets
+ * nothing run.
+ */
+export declare class BindingPendingTurn {
+  /**
+   * The calls put to the engines (`toolgate_wire::questions`): a JSON array of
+   * `{index, tool, arguments, action?, resource?, engine}` in payload order.
+   */
+  get questions(): string
+  /**
+   * The second step in place: `answers[i]` (`allow`, `deny`, `delegate` or `unasked`) is the
+   * engines' answer for call `i`. Answers the report as `guard` does; `E_CONFIG` when already
+   * finished or an answer is not one of those words.
+   */
+  finish(answers: Array<string>): string
+  /**
+   * [`BindingPendingTurn::finish`] on libuv's thread pool (a gate whose state is remote);
+   * resolves to the report, or to an error as NUL, code, LF, message.
+   */
+  finishAsync(answers: Array<string>): Promise<string>
+}
+
+/**
  * A process-wide state store: loop counters, session taint, rate counters and pending
  * confirmation tokens, kept per caller session rather than per gate. Gates built with it share
  * that state, so a gate rebuilt after a tool-list change, or evicted from a cache and built
@@ -200,6 +224,13 @@ export declare function guardAsync(handle: number, dialect: string, payload: str
  * very text it decided (the MCP proxy's `tools/call`); same decisions, same errors.
  */
 export declare function guardSingle(handle: number, dialect: string, payload: string, options: string): string
+
+/**
+ * The first step of a turn on the gate `handle` (options as `guard` reads them, without
+ * `engines`): the final report (`guard`'s wire) when no call reaches the engines, else the
+ * pending turn. Throws as `guard` throws.
+ */
+export declare function guardStep(handle: number, dialect: string, payload: string, options: string): string | BindingPendingTurn
 
 /**
  * Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON

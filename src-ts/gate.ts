@@ -11,7 +11,7 @@ import { GateState } from './state'
 import { makePreparedTools, type PreparedTools } from './prepared-tools'
 import { filterToolList, liveTools } from './tools'
 import { toolListMemo } from './tool-list-memo'
-import { addFacts, engineQuestions, type Facts, jsonText, parseTurnWire, payloadText, readTurnWire } from './turn'
+import { addFacts, type Facts, jsonText, payloadText, readQuestionsWire, readTurnWire } from './turn'
 import { readSingleCallWire, type SingleCallDecision } from './single-call'
 import { ToolCallStream, type StreamOptions } from './stream'
 import type {
@@ -415,40 +415,80 @@ export class ToolGate {
     const prepared = callerOption(opts)
     const c = prepared === undefined ? contextText(opts) : ''
     const n = this.#native
-    const run = (engines: string | StageAnswer[] | undefined): string | Promise<string> => {
-      const opt = turnOptionsText(n, opts, prepared, c, engines, offLoop)
+    if (ask !== undefined) return this.#guardStaged(payload, text, dialect, opts, prepared, c, offLoop, ask)
+    const opt = turnOptionsText(n, opts, prepared, c, undefined, offLoop)
+    if (offLoop) {
+      return n.guardAsync(this.#handle, dialect, text, opt).then(
+        (w) => {
+          void prepared // read here so the closure holds the caller: its handle is read on the thread pool
+          this.#audit?.decided(1)
+          return readTurnWire(taskAnswer(w, 'E_PAYLOAD'), payload, text)
+        },
+        (err: unknown) => {
+          this.#audit?.decided(1)
+          throw toToolGateError(err, 'E_PAYLOAD')
+        },
+      )
+    }
+    let wire: string
+    try {
+      wire = n.guard(this.#handle, dialect, text, opt)
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    } finally {
+      this.#audit?.decided(1)
+    }
+    return readTurnWire(wire, payload, text)
+  }
+
+  /**
+   * A turn on a gate with engines, in two steps with one read of the payload: the core decides
+   * every call up to the engines and keeps the decided turn (`BindingPendingTurn`); the engines
+   * are asked about the calls that reached them, with the arguments decided; the turn is then
+   * finished with their answers (off the event loop for remote state). A turn no call of which
+   * reaches the engines is final at the first step.
+   */
+  #guardStaged(payload: string | object, text: string, dialect: string, opts: GuardOptions & CallerOption, prepared: Caller | undefined, c: string, offLoop: boolean, ask: Ask): TurnReport | Promise<TurnReport> {
+    const n = this.#native
+    let step: string | InstanceType<typeof n.BindingPendingTurn>
+    try {
+      // the first step reads no state: decided in place on any gate
+      step = n.guardStep(this.#handle, dialect, text, turnOptionsText(n, opts, prepared, c, undefined, false))
+    } catch (err) {
+      throw toToolGateError(err, 'E_PAYLOAD')
+    } finally {
+      this.#audit?.decided(1)
+    }
+    if (typeof step === 'string') return readTurnWire(step, payload, text)
+    const pending = step
+    const questions = readQuestionsWire(pending.questions)
+    const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
+    const asked = questions.map((q) => ask(engineRequest(q.tool, q.arguments, q, context)))
+    const finish = (got: EngineAnswer[]): TurnReport | Promise<TurnReport> => {
+      // by call index; a call the first step did not put to the engines keeps its refusal
+      const answers: StageAnswer[] = []
+      questions.forEach((q, i) => {
+        answers[q.index] = got[i]
+      })
+      for (let i = 0; i < answers.length; i++) answers[i] ??= 'unasked'
+      this.#audit?.decided(1)
       if (offLoop) {
-        return n.guardAsync(this.#handle, dialect, text, opt).then(
-          (w) => {
-            void prepared // read here so the closure holds the caller: its handle is read on the thread pool
-            this.#audit?.decided(1)
-            return taskAnswer(w, 'E_PAYLOAD')
-          },
+        return pending.finishAsync(answers).then(
+          (w) => readTurnWire(taskAnswer(w, 'E_PAYLOAD'), payload, text),
           (err: unknown) => {
-            this.#audit?.decided(1)
             throw toToolGateError(err, 'E_PAYLOAD')
           },
         )
       }
+      let wire: string
       try {
-        return n.guard(this.#handle, dialect, text, opt)
+        wire = pending.finish(answers)
       } catch (err) {
         throw toToolGateError(err, 'E_PAYLOAD')
-      } finally {
-        this.#audit?.decided(1)
       }
+      return readTurnWire(wire, payload, text)
     }
-    if (ask === undefined) return chain(run(undefined), (w) => readTurnWire(w, payload, text))
-    return chain(run('ask'), (first) => {
-      const stageOne = parseTurnWire(first)
-      const questions = engineQuestions(stageOne)
-      // final already (no call reached the engines): read as it was parsed, not parsed again
-      if (questions.every((q) => q === undefined)) return readTurnWire(stageOne, payload, text)
-      const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
-      const answers = questions.map((q): StageAnswer | Promise<EngineAnswer> => (q === undefined ? 'unasked' : ask(engineRequest(q.tool, q.arguments, q, context))))
-      const finish = (a: StageAnswer[]): TurnReport | Promise<TurnReport> => chain(run(a), (w) => readTurnWire(w, payload, text))
-      return answers.some(isPromise) ? Promise.all(answers).then(finish) : finish(answers as StageAnswer[])
-    })
+    return asked.some(isPromise) ? Promise.all(asked).then(finish) : finish(asked as EngineAnswer[])
   }
 
   /** See {@link guardSingleCall}: `undefined` when this gate cannot decide in place (remote state, plugged engines). */

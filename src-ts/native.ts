@@ -4,6 +4,7 @@
 import type {
   BindingCaller as BindingCallerClass,
   BindingGate as BindingGateClass,
+  BindingPendingTurn as BindingPendingTurnClass,
   BindingState as BindingStateClass,
   BindingStream as BindingStreamClass,
   BindingTools as BindingToolsClass,
@@ -21,6 +22,7 @@ import type {
   filterPreparedRemovals as filterPreparedRemovalsFn,
   guard as guardFn,
   guardSingle as guardSingleFn,
+  guardStep as guardStepFn,
   visibleTools as visibleToolsFn,
 } from '../binding/index'
 import { ToolGateError } from './errors'
@@ -28,6 +30,7 @@ import { ToolGateError } from './errors'
 type BindingModule = {
   BindingCaller: typeof BindingCallerClass
   BindingGate: typeof BindingGateClass
+  BindingPendingTurn: typeof BindingPendingTurnClass
   BindingState: typeof BindingStateClass
   BindingStream: typeof BindingStreamClass
   BindingTools: typeof BindingToolsClass
@@ -41,6 +44,7 @@ type BindingModule = {
   generateReceiptKey: typeof generateReceiptKeyFn
   guard: typeof guardFn
   guardSingle: typeof guardSingleFn
+  guardStep: typeof guardStepFn
   filterTools: typeof filterToolsFn
   filterToolsRemovals: typeof filterToolsRemovalsFn
   filterPrepared: typeof filterPreparedFn

@@ -122,8 +122,13 @@ export function addFacts<V extends Facts>(v: V, f: Facts): V {
   return v
 }
 
-/** A call of a stage-one report that the plugged engines must be asked about. */
+/**
+ * A call of a turn decided up to the plugged engines that they must be asked about
+ * (`toolgate_wire::questions`): its position in the turn, the tool, the arguments it runs with
+ * if allowed, what policy was asked and the rules' answer.
+ */
 export interface EngineQuestion {
+  index: number
   tool: string
   arguments: Record<string, unknown>
   action?: string
@@ -131,21 +136,14 @@ export interface EngineQuestion {
   engine: string
 }
 
-/** A report wire parsed once: a stage-one report is asked for its engine questions, then read as the answer when it has none. */
-export type ParsedTurnWire = WireReport
-
-/** Parses a report wire (`toolgate_wire::report_with_patches`). */
-export function parseTurnWire(wire: string): ParsedTurnWire {
-  return JSON.parse(wire) as WireReport
+/** Reads the questions of a pending turn (`BindingPendingTurn.questions`), in payload order. */
+export function readQuestionsWire(wire: string): EngineQuestion[] {
+  return JSON.parse(wire) as EngineQuestion[]
 }
 
-/** The engine questions of a stage-one report, by call index (`undefined`: not asked). */
-export function engineQuestions(w: ParsedTurnWire): (EngineQuestion | undefined)[] {
-  return w.calls.map((c) =>
-    c.engine === undefined
-      ? undefined
-      : { tool: c.tool, arguments: JSON.parse(c.argumentsJson ?? '{}') as Record<string, unknown>, action: c.action, resource: c.resource, engine: c.engine },
-  )
+/** Parses a report wire (`toolgate_wire::report_with_patches`). */
+function parseTurnWire(wire: string): WireReport {
+  return JSON.parse(wire) as WireReport
 }
 
 /** Reads a JSON array of calls in the per-call wire (`toolgate_wire::calls`), e.g. a stream's `push` answer. */
@@ -190,8 +188,8 @@ export function isGateReport(v: unknown): v is TurnReport {
 }
 
 /** Builds the public report from the binding's wire (text, or parsed by {@link parseTurnWire}); `original` is the payload as the caller gave it. */
-export function readTurnWire(wire: string | ParsedTurnWire, original: unknown, text: string): TurnReport {
-  const w = typeof wire === 'string' ? parseTurnWire(wire) : wire
+export function readTurnWire(wire: string, original: unknown, text: string): TurnReport {
+  const w = parseTurnWire(wire)
   const calls: TurnCall[] = w.calls.map(readCall)
   const allowed: TurnReport['allowed'] = []
   for (const c of calls) {

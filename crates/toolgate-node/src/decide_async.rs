@@ -9,10 +9,31 @@ use napi::{Env, Task};
 use napi_derive::napi;
 
 /// One decision to run off the event loop.
-enum Op {
-    CheckAs { handle: u32, tool: String, args: String, ctx: String, engine: Option<String> },
-    Confirm { handle: u32, token: String, ctx: String, engine: Option<String> },
-    Guard { handle: u32, dialect: String, payload: String, options: String },
+pub(crate) enum Op {
+    CheckAs {
+        handle: u32,
+        tool: String,
+        args: String,
+        ctx: String,
+        engine: Option<String>,
+    },
+    Confirm {
+        handle: u32,
+        token: String,
+        ctx: String,
+        engine: Option<String>,
+    },
+    Guard {
+        handle: u32,
+        dialect: String,
+        payload: String,
+        options: String,
+    },
+    /// The second step of a turn decided up to the engines (`BindingPendingTurn.finishAsync`).
+    Finish {
+        turn: toolgate_core::PendingTurn,
+        answers: Vec<String>,
+    },
 }
 
 /// A decision task. It resolves to the sync export's answer, or to `\0CODE\nMESSAGE` when the
@@ -20,16 +41,24 @@ enum Op {
 /// TypeScript side throws the `ToolGateError`). No answer of the sync exports starts with `\0`.
 pub struct Decide(Option<Op>);
 
+impl Decide {
+    /// A task running `op` (`None`: a turn finished before, answered as that error).
+    pub(crate) fn new(op: Option<Op>) -> Decide {
+        Decide(op)
+    }
+}
+
 impl Task for Decide {
     type Output = String;
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let Some(op) = self.0.take() else { return Ok("\0E_PAYLOAD\nthis decision was already run".into()) };
+        let Some(op) = self.0.take() else { return Ok("\0E_CONFIG\nthis decision was already run".into()) };
         let run = move || match op {
             Op::CheckAs { handle, tool, args, ctx, engine } => super::check_as(handle, tool, args, ctx, engine),
             Op::Confirm { handle, token, ctx, engine } => super::confirm(handle, token, ctx, engine),
             Op::Guard { handle, dialect, payload, options } => super::guard(handle, dialect, payload, options),
+            Op::Finish { turn, answers } => super::pending_turn::finish(turn, answers),
         };
         Ok(match catch_unwind(AssertUnwindSafe(run)) {
             Ok(Ok(answer)) => answer,

@@ -17,6 +17,7 @@
 
 mod caller;
 mod decide_async;
+mod pending_turn;
 mod slots;
 mod state;
 mod stream;

@@ -222,3 +222,28 @@ mod tests {
         assert!(none.starts_with("{\"dialect\":\"mcp\",\"calls\":[]"), "{none}");
     }
 }
+
+/// One question of a pending turn as the host reads it (see [`questions`]).
+#[derive(Serialize)]
+struct WireQuestion<'a> {
+    index: usize,
+    tool: &'a str,
+    arguments: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    action: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    engine: &'static str,
+}
+
+/// The calls a pending turn puts to the plugged engines (`toolgate_core::PendingTurn::questions`),
+/// as a JSON array in payload order: `{index, tool, arguments, action?, resource?, engine}`, where
+/// `index` is the call's position in the turn (its answer's index) and `engine` the rules'
+/// answer (`allow` / `no_rule`). Read by `readQuestionsWire` in `src-ts/turn.ts`.
+pub fn questions(turn: &toolgate_core::PendingTurn) -> String {
+    let w: Vec<WireQuestion<'_>> = turn
+        .questions()
+        .map(|q| WireQuestion { index: q.index, tool: q.tool, arguments: q.arguments, action: q.action, resource: q.resource, engine: q.rules.as_str() })
+        .collect();
+    serde_json::to_string(&w).unwrap_or_default()
+}
