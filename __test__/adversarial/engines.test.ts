@@ -113,11 +113,12 @@ describe('engineTimeoutMs holds in the async methods for an engine that blocks t
 })
 
 describe('a turn is finished with the engines’ answers to exactly the calls they were asked about', () => {
-  // `guard` on a gate with engines decides in two steps: the built-ins say which calls the
-  // engines must judge, the engines answer, then the turn is decided with those answers. A call
-  // the first step refused was not put to the engines; if the rules change between the steps (a
-  // `now` condition running out while the engines think), that call must not reach the engines'
-  // stage with an answer nobody gave.
+  // `guard` on a gate with engines decides in two steps: the built-ins decide every call up to the
+  // engines (the core keeps that turn), the engines answer the calls that reached them, then only
+  // those calls run the rest of the pipeline with the answers. A call the first step refused was
+  // not put to the engines; if the rules change between the steps (a `now` condition running out
+  // while the engines think), that call keeps its refusal: it never reaches the engines' stage
+  // with an answer nobody gave.
   const turn = (names: string[]) => ({
     role: 'assistant',
     content: null,
@@ -140,7 +141,7 @@ describe('a turn is finished with the engines’ answers to exactly the calls th
       { engines: [engine], engineTimeoutMs: 5_000 },
     )
 
-  it('guardAsync: a call refused by a rule that runs out while the engines answer is not allowed unasked', async () => {
+  it('guardAsync: a call refused by a rule that runs out while the engines answer keeps its refusal', async () => {
     const asked: string[] = []
     // the engine allows reads, refuses everything else, and takes its time
     const engine: PolicyEngine = (r) => {
@@ -152,8 +153,8 @@ describe('a turn is finished with the engines’ answers to exactly the calls th
     expect(asked).toEqual(['get_account'])
     expect(r.calls[0].allowed).toBe(true)
     // the engine was never asked about close_account: it must not run
-    expect([r.calls[1].allowed, r.calls[1].reason]).toEqual([false, 'engine'])
-    expect(r.calls[1].message).toMatch(/did not judge `close_account`.*Send the call again/)
+    expect([r.calls[1].allowed, r.calls[1].reason]).toEqual([false, 'deny_rule'])
+    expect(r.calls[1].message).toMatch(/policy denies `close_account`/)
     expect(r.allowed.map((c) => c.tool)).toEqual(['get_account'])
   })
 
@@ -172,7 +173,7 @@ describe('a turn is finished with the engines’ answers to exactly the calls th
     expect(asked).toEqual(['get_account'])
     expect(r.calls.map((c) => [c.allowed, c.reason])).toEqual([
       [true, undefined],
-      [false, 'engine'],
+      [false, 'deny_rule'],
     ])
   })
 })

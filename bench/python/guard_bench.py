@@ -1,7 +1,7 @@
 """``ToolGate.guard`` from Python on the MCP corpus's three-call OpenAI turn
 (bench/corpus/mcp/turn.json: a call that passes, one repaired, one the developer may not make),
 the developer caller given as context keywords and prepared once with ``gate.caller(ctx)``,
-against the least any Python host pays to read that turn at all: ``json.loads`` of the
+and on the same gate with a plugged engine that delegates, against the least any Python host pays to read that turn at all: ``json.loads`` of the
 completion and of each call's ``arguments`` (no validation, no policy). Interleaved in one run,
 the order of the sides turning every round; toolgate's answers are checked first. Prints the
 median µs per turn of each side and its ratio to the floor.
@@ -39,7 +39,11 @@ def main() -> None:
     turn = (MCP / "turn.json").read_text()
     dev: Dict[str, Any] = json.loads((MCP / "callers.json").read_text())["developer"]
     caller = gate.caller(dev)
-    for report in (gate.guard(turn, "openai", **dev), gate.guard(turn, "openai", caller=caller)):
+    # the same gate with a plugged engine that reads the request and delegates (the engines' two
+    # steps: the turn decided up to the engine, kept in Rust, then finished with its answers)
+    engined = ToolGate(json.loads((MCP / "config.json").read_text()), engines=[lambda req: "deny" if req["tool"] == "forbidden" else "delegate"])
+    engined_caller = engined.caller(dev)
+    for report in (gate.guard(turn, "openai", **dev), gate.guard(turn, "openai", caller=caller), engined.guard(turn, "openai", caller=engined_caller)):
         got = [(c.tool, c.outcome) for c in report.calls]
         want = [("get_file_contents", "passed"), ("list_issues", "repaired"), ("merge_pull_request", "denied")]
         assert got == want, got
@@ -47,6 +51,7 @@ def main() -> None:
     sides: Dict[str, Callable[[], object]] = {
         "guard(text, dialect, **ctx)": lambda: gate.guard(turn, "openai", **dev).allowed,
         "guard(text, dialect, caller=)": lambda: gate.guard(turn, "openai", caller=caller).allowed,
+        "guard, engine, caller=": lambda: engined.guard(turn, "openai", caller=engined_caller).allowed,
         "json.loads of the turn": lambda: read_turn(turn),
     }
     names = list(sides)
@@ -56,7 +61,7 @@ def main() -> None:
             f()
     gc.disable()
     for r in range(rounds):
-        for name in names[r % 3 :] + names[: r % 3]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter_ns()
             sides[name]()
             samples[name].append((time.perf_counter_ns() - t0) / 1000)

@@ -116,7 +116,9 @@ def _rule_runs_out_gate(until_s: float, engine):
 RUNS_OUT_TURN = {"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": n, "input": {"id": 1}} for i, n in enumerate(("get_account", "close_account"))]}
 
 
-def test_a_call_the_engines_were_not_asked_about_is_not_allowed_after_the_rules_change():
+def test_a_call_refused_before_the_engines_keeps_its_refusal_after_the_rules_change():
+    # the turn is kept decided up to the engines: the second step runs only for the calls they
+    # were asked about, so a refusal by the rules stays one even when the rule runs out meanwhile
     asked = []
 
     def slow(req):
@@ -126,8 +128,9 @@ def test_a_call_the_engines_were_not_asked_about_is_not_allowed_after_the_rules_
 
     r = _rule_runs_out_gate(time.time() + 0.12, slow).guard(RUNS_OUT_TURN, "anthropic", subject="ana")
     assert asked == ["get_account"]
-    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "engine")]
-    assert "did not judge `close_account`" in r.calls[1].message
+    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "deny_rule")]
+    assert "policy denies `close_account`" in r.calls[1].message
+    assert [f["tool_use_id"] for f in r.feedback[0]["content"]] == ["c1"]
 
     async def slow_async(req):
         asked.append(req["tool"])
@@ -137,7 +140,33 @@ def test_a_call_the_engines_were_not_asked_about_is_not_allowed_after_the_rules_
     asked.clear()
     r = asyncio.run(_rule_runs_out_gate(time.time() + 0.12, slow_async).aguard(RUNS_OUT_TURN, "anthropic", subject="ana"))
     assert asked == ["get_account"]
-    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "engine")]
+    assert [(c.allowed, c.reason) for c in r.calls] == [(True, None), (False, "deny_rule")]
+
+
+def test_a_turn_with_engines_is_read_once_and_finished_once():
+    # the engines judge the decided (repaired) arguments; the raw pending turn finishes once
+    seen = []
+    config = {
+        "tools": [{"name": "get_account", "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}}],
+        "policy": {"rules": [{"effect": "allow", "tools": ["get_account"]}]},
+    }
+    gate = ToolGate(config, engines=[lambda req: (seen.append(req["arguments"]), "delegate")[1]])
+    turn = {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_account", "input": {"id": "7"}}, {"type": "tool_use", "id": "b", "name": "nope", "input": {}}]}
+    r = gate.guard(turn, "anthropic", subject="ana")
+    assert seen == [{"id": 7}]
+    assert [(c.outcome, c.reason) for c in r.calls] == [("repaired", None), ("rejected", "unknown_tool")]
+    assert r.allowed[0].arguments == {"id": 7}
+    step = gate._gate.guard_step("anthropic", json.dumps(turn), '{"subject":"ana"}')
+    assert step.questions() == [{"index": 0, "tool": "get_account", "arguments": {"id": 7}, "action": "get_account", "resource": None, "engine": "allow"}]
+    with pytest.raises(ToolGateError) as e:
+        step.finish(["perhaps"])
+    assert e.value.code == "E_CONFIG" and "perhaps" in str(e.value)
+    with pytest.raises(ToolGateError) as e:
+        step.finish(["allow"])
+    assert e.value.code == "E_CONFIG" and "already been finished" in str(e.value)
+    assert step.questions() == []
+    final = gate._gate.guard_step("anthropic", json.dumps({"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "nope", "input": {}}]}), None)
+    assert isinstance(final, tuple), "no call reaches the engines: the first step's report is final"
 
 
 def test_a_gate_with_engines_records_what_the_first_step_refused():

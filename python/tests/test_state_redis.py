@@ -229,3 +229,36 @@ def test_async_decisions_are_made_on_what_was_passed_not_on_objects_changed_whil
 
     asyncio.run(run())
     gate.close()
+
+
+def test_aguard_with_engines_finishes_on_the_shared_state_as_it_is_once_they_answer(redis: Redis) -> None:
+    # the turn is kept decided while the engine waits; the second step reads Redis then, on a worker thread
+    cfg = config(redis)
+    other = ToolGate(cfg)
+    asked = []
+
+    async def main() -> Any:
+        release = asyncio.Event()
+
+        async def engine(req: Dict[str, Any]) -> str:
+            asked.append(req["tool"])
+            await release.wait()
+            return "delegate"
+
+        gate = ToolGate(cfg, engines=[engine], engine_timeout_ms=5000)
+        ctx = {"subject": "eve", "session": "e1"}
+        turn = {"role": "assistant", "tool_calls": [{"id": "p1", "type": "function", "function": {"name": "post", "arguments": '{"text":"hi"}'}}]}
+        task = asyncio.ensure_future(gate.aguard(turn, "openai", **ctx))
+        while not asked:
+            await asyncio.sleep(0.005)
+        # another gate taints the session through Redis while the engine answers
+        assert (await other.acheck("read_secret", {}, ctx)).allowed
+        release.set()
+        report = await task
+        gate.close()
+        return report
+
+    report = asyncio.run(main())
+    assert asked == ["post"]
+    assert [(c.allowed, c.reason) for c in report.calls] == [(False, "taint")]
+    other.close()

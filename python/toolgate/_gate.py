@@ -39,6 +39,11 @@ def _dialect_str(dialect: Any) -> Any:
     return well_formed(dialect) if isinstance(dialect, str) else dialect
 
 
+def _check_dialect(dialect: Any) -> None:
+    if not isinstance(dialect, str):
+        raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
+
+
 def _remote_sync(method: str) -> ToolGateError:
     return ToolGateError("E_ASYNC", f"{method}: this gate keeps its state in Redis (state.redis), which a sync call would block its caller waiting for; use `await gate.a{method}(...)`")
 
@@ -351,12 +356,14 @@ class ToolGate:
         text = payload_text(payload, f"{dialect} payload")
         c = keyword_caller(ctx)
         if self._engines is None:
-            return read_native_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text)
-        first, questions = self._guard_stage_one(payload, dialect, text, c, protocol_version)
-        if first is not None:
-            return first
-        answers = [("unasked" if q is None else ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, "guard", self._on_engine_error)) for q in questions]
-        return read_native_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text)
+            return read_native_report(self._guard_native(dialect, text, c, protocol_version), payload, text)
+        step = self._guard_step(dialect, text, c, protocol_version)
+        if isinstance(step, tuple):
+            return read_native_report(step, payload, text)
+        context = plain_context(ctx)
+        questions = step.questions()
+        got = [ask_sync(self._engines, engine_request(q["tool"], q["arguments"], q, context), self._engine_timeout_ms, "guard", self._on_engine_error) for q in questions]
+        return read_native_report(self._finish(step, questions, got), payload, text)
 
     async def aguard(self, payload: Any, dialect: str = "auto", *, protocol_version: Optional[str] = None, **ctx: Any) -> TurnReport:
         """:meth:`guard` awaiting asynchronous engines (each call's engines in payload order; with
@@ -366,26 +373,38 @@ class ToolGate:
         text = payload_text(payload, f"{dialect} payload")
         c = keyword_caller(ctx)
         if self._engines is None:
-            return await self._off_loop(lambda: read_native_report(self._guard_native(dialect, text, c, protocol_version, None, False), payload, text))
-        first, questions = await self._off_loop(self._guard_stage_one, payload, dialect, text, c, protocol_version)
-        if first is not None:
-            return first
-        answers = [("unasked" if q is None else await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)) for q in questions]
-        return await self._off_loop(lambda: read_native_report(self._guard_native(dialect, text, c, protocol_version, answers, False), payload, text))
+            return await self._off_loop(lambda: read_native_report(self._guard_native(dialect, text, c, protocol_version), payload, text))
+        step = await self._off_loop(self._guard_step, dialect, text, c, protocol_version)
+        if isinstance(step, tuple):
+            return read_native_report(step, payload, text)
+        context = plain_context(ctx)
+        questions = step.questions()
+        got = [await ask_async(self._engines, engine_request(q["tool"], q["arguments"], q, context), self._engine_timeout_ms, self._on_engine_error) for q in questions]
+        return read_native_report(await self._off_loop(self._finish, step, questions, got), payload, text)
 
-    def _guard_stage_one(self, payload: Any, dialect: str, text: str, c: _CallerArg, pv: Optional[str]) -> "tuple[Optional[TurnReport], list]":
-        questions: list = []
-        first = read_native_report(self._guard_native(dialect, text, c, pv, None, True), payload, text, questions)
-        if all(q is None for q in questions):
-            return first, questions
-        return None, questions
-
-    def _guard_native(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str], engines: Optional[Sequence[str]], ask: bool) -> NativeReport:
-        if not isinstance(dialect, str):
-            raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
+    def _guard_native(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str]) -> NativeReport:
+        _check_dialect(dialect)
         if self._audit is not None:
             self._audit.decided(1)
-        return self._gate.guard(dialect, text, c, pv, None if engines is None else list(engines), ask)
+        return self._gate.guard(dialect, text, c, pv)
+
+    def _guard_step(self, dialect: str, text: str, c: _CallerArg, pv: Optional[str]) -> "Union[NativeReport, _native.PendingTurn]":
+        """The engines' first step: the report when no call reaches them, else the turn decided
+        up to them (read once: the second step, :meth:`_finish`, runs only what comes after)."""
+        _check_dialect(dialect)
+        if self._audit is not None:
+            self._audit.decided(1)
+        return self._gate.guard_step(dialect, text, c, pv)
+
+    def _finish(self, step: "_native.PendingTurn", questions: List[Dict[str, Any]], got: Sequence[str]) -> NativeReport:
+        """The engines' second step: their answers (``got``, one per question) put by call index;
+        a call they were not asked about keeps its refusal."""
+        answers = ["unasked"] * (1 + max(q["index"] for q in questions))
+        for q, a in zip(questions, got):
+            answers[q["index"]] = a
+        if self._audit is not None:
+            self._audit.decided(1)
+        return step.finish(answers)
 
     def filter_tools(self, tools: T, dialect: str, **ctx: Any) -> T:
         """Returns ``tools`` — a tool list in ``dialect``'s request shape (OpenAI ``tools``,

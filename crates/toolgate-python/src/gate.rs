@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyList, PyString, PyTuple};
-use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, Verdict, Who};
+use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, TurnStep, Verdict, Who};
 
 use crate::caller::{context, CallerArg};
 use crate::convert::{report_tuple, verdict_tuple};
@@ -175,10 +175,9 @@ impl Gate {
     /// Guards a whole turn (`payload` JSON text) in `dialect` (or `"auto"`); answers the report
     /// as Python values (`convert::report_tuple`: where repairs go in the caller's payload, which
     /// `python/toolgate/_report.py` writes in only when it is read).
-    /// `engines`: the plugged engines' answers by call index; `ask`: stop where they must be
-    /// asked. `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
-    #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None, engines=None, ask=false))]
-    #[allow(clippy::too_many_arguments)] // the Python call's own arguments, one by one
+    /// On a gate with plugged engines the host calls [`Gate::guard_step`] instead.
+    /// `E_PAYLOAD` / `E_DIALECT` name the dialect and the JSON path.
+    #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None))]
     fn guard<'py>(
         &self,
         py: Python<'py>,
@@ -186,22 +185,32 @@ impl Gate {
         payload: &Bound<'_, PyString>,
         ctx: Option<CallerArg<'_>>,
         protocol_version: Option<String>,
-        engines: Option<Vec<String>>,
-        ask: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let text = payload_text(py, payload, &format!("{} payload", &*dialect))?;
         let ctx = context(py, &ctx)?;
-        let answers = match engines {
-            None => None,
-            Some(list) => Some(list.iter().map(|a| engine_answer(a)).collect::<Result<Vec<_>, _>>().map_err(|e| from_core(py, &e))?),
-        };
-        let gate = &self.inner;
-        let opts = TurnOptions { protocol_version };
-        let report = run_detached(py, "payload", "E_PAYLOAD", || {
-            let choice: DialectChoice = dialect.parse()?;
-            gate.guard_as(choice, &text, &opts, &gate.who(&ctx, stage(ask, &answers)))
-        })?;
+        let report =
+            self.turn(py, &dialect, payload, protocol_version, |gate, choice, text, opts| gate.guard_as(choice, text, opts, &gate.who(&ctx, Stage::Full)))?;
         report_tuple(py, &report, false)
+    }
+
+    /// The first of the engines' two steps for a whole turn: the report (as [`Gate::guard`]
+    /// answers it) when no call reaches the plugged engines, else a
+    /// [`crate::pending_turn::PendingTurn`] holding the decided turn, its gate and this caller.
+    /// The same errors as `guard`.
+    #[pyo3(signature = (dialect, payload, ctx=None, protocol_version=None))]
+    fn guard_step<'py>(
+        &self,
+        py: Python<'py>,
+        dialect: PyBackedStr,
+        payload: &Bound<'_, PyString>,
+        ctx: Option<CallerArg<'_>>,
+        protocol_version: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = Arc::new(context(py, &ctx)?.into_owned());
+        let step = self.turn(py, &dialect, payload, protocol_version, |gate, choice, text, opts| gate.guard_step(choice, text, opts, ctx))?;
+        match step {
+            TurnStep::Final(report) => Ok(report_tuple(py, &report, false)?.into_any()),
+            TurnStep::Pending(turn) => Ok(Bound::new(py, crate::pending_turn::PendingTurn::new(turn))?.into_any()),
+        }
     }
 
     /// Filters a tool list (JSON text in `dialect`'s request shape) to what this caller may call;
@@ -303,5 +312,23 @@ impl Gate {
             let d: Dialect = dialect.parse()?;
             filter(gate, d, &text, &gate.who(&ctx, Stage::Full))
         })
+    }
+}
+
+impl Gate {
+    /// One turn of `payload` (text) in `dialect` decided by `decide` with the GIL released: the
+    /// text and options read as `guard` reads them, errors as it raises them.
+    fn turn<T: Send>(
+        &self,
+        py: Python<'_>,
+        dialect: &str,
+        payload: &Bound<'_, PyString>,
+        protocol_version: Option<String>,
+        decide: impl FnOnce(&Arc<CoreGate>, DialectChoice, &str, &TurnOptions) -> Result<T, GateError> + Send,
+    ) -> PyResult<T> {
+        let text = payload_text(py, payload, &format!("{dialect} payload"))?;
+        let gate = &self.inner;
+        let opts = TurnOptions { protocol_version };
+        run_detached(py, "payload", "E_PAYLOAD", || decide(gate, dialect.parse()?, &text, &opts))
     }
 }
