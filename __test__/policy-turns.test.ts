@@ -303,6 +303,30 @@ describe('host mistakes are named, never silently ignored', () => {
     expect(thrownToolGateError(() => gate.check('search', { q: 'x' }, { surface: 'admin' } as never)).message).toContain('surface')
   })
 
+  it('an options key that is neither an option of the call nor a context field (guard, filterTools, stream, prepared lists)', () => {
+    // `sesion` dropped silently would decide the turn without the session's taint and loop scope
+    const turn = openaiTurn(['c1', 'search', { q: 'x' }])
+    const tools = [{ type: 'function', function: { name: 'search', parameters: { type: 'object' } } }]
+    const mistakes: [string, () => unknown][] = [
+      ['guard', () => gate.guard(turn, { dialect: 'openai', subject: 'ana', sesion: 's1' } as never)],
+      ['filterTools', () => gate.filterTools(tools, { dialect: 'openai', sesion: 's1' } as never)],
+      ['filterTools (text)', () => gate.filterTools(JSON.stringify(tools), { dialect: 'openai', sesion: 's1' } as never)],
+      ['stream', () => gate.stream({ dialect: 'openai', sesion: 's1' } as never)],
+      ['prepareTools().filter', () => gate.prepareTools(tools, { dialect: 'openai' }).filter({ sesion: 's1' } as never)],
+    ]
+    for (const [what, call] of mistakes) {
+      const e = thrownToolGateError(call)
+      expect([what, e.code]).toEqual([what, 'E_CONFIG'])
+      expect(e.message, what).toContain('`sesion`')
+    }
+    // beside a prepared caller, any key but the call's options is refused too
+    const caller = gate.caller({ subject: 'ana' })
+    expect(thrownToolGateError(() => gate.guard(turn, { dialect: 'openai', caller, sesion: 's1' } as never)).message).toContain('`sesion`')
+    // the call's own options and the context fields are read as before
+    expect(gate.guard(turn, { dialect: 'openai', protocolVersion: '2025-06-18', subject: 'ana', session: 's1' }).calls[0]!.outcome).toBe('passed')
+    expect(gate.guard(turn, { dialect: 'openai', caller }).calls[0]!.outcome).toBe('passed')
+  })
+
   it('markSession with an undeclared label', () => {
     expect(thrownToolGateError(() => gate.markSession('s', 'top-secret')).message).toMatch(/top-secret.*public, internal, secret/)
   })

@@ -6,7 +6,12 @@ import type { BindingCaller } from '../binding/index'
 import { ToolGateError } from './errors'
 import type { CallContext } from './types'
 
-const KEYS = ['subject', 'roles', 'identity', 'purpose', 'context', 'session', 'surface', 'callId'] as const
+/**
+ * The keys of an options object (`guard`, `guardAsync`, `filterTools`, `stream`) that are options
+ * of the call rather than fields of the caller's context. Every other key is the context's: it is
+ * sent, so the core names one that is not a context field (as it does for `check`'s `ctx`).
+ */
+const CALL_OPTIONS: ReadonlySet<string> = new Set(['dialect', 'protocolVersion', 'caller'])
 
 /** The `caller` option of `guard`, `guardAsync`, `filterTools` and `stream`: a prepared caller instead of the context fields. */
 export interface CallerOption {
@@ -83,8 +88,8 @@ export function callerOption(opts: object | null | undefined): Caller | undefine
   const c = (opts as { caller?: unknown } | null | undefined)?.caller
   if (c === undefined) return undefined
   if (!(c instanceof Caller)) throw new ToolGateError('E_CONFIG', 'options.caller: expected a Caller (from gate.caller(ctx))')
-  for (const k of KEYS) {
-    if ((opts as Record<string, unknown>)[k] !== undefined) {
+  for (const k in opts) {
+    if (!CALL_OPTIONS.has(k) && (opts as Record<string, unknown>)[k] !== undefined) {
       throw new ToolGateError('E_CONFIG', `options: \`caller\` and the context field \`${k}\` were both given; put the whole context in the caller`)
     }
   }
@@ -92,8 +97,9 @@ export function callerOption(opts: object | null | undefined): Caller | undefine
 }
 
 /**
- * JSON text of the `CallContext` fields of `opts` (other keys, such as `dialect`, are options of
- * the call, not of the caller), or of its prepared `caller`; `''` when there are none.
+ * JSON text of the context fields of `opts` — every key that is not an option of the call
+ * (`dialect`, `protocolVersion`, `caller`), so the core names one that is not a `CallContext`
+ * field instead of it being dropped — or of its prepared `caller`; `''` when there are none.
  */
 export function contextText(opts: object | null | undefined): string {
   if (opts === null || opts === undefined) return ''
@@ -101,9 +107,9 @@ export function contextText(opts: object | null | undefined): string {
   if (prepared !== undefined) return textOf(prepared)
   const o = opts as Record<string, unknown>
   let picked: Record<string, unknown> | undefined
-  for (const k of KEYS) {
+  for (const k in o) {
     const v = o[k]
-    if (v !== undefined) (picked ??= {})[k] = v
+    if (v !== undefined && !CALL_OPTIONS.has(k)) (picked ??= {})[k] = v
   }
   return picked === undefined ? '' : JSON.stringify(picked)
 }
