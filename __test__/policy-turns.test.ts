@@ -269,21 +269,57 @@ describe('engines', () => {
     expect(asked).toHaveLength(4)
   })
 
-  it('a pending turn is finished once, with answers it knows (the raw binding)', () => {
+  it('a decision kept for the engines is taken once, by a handle that names nothing after (the raw binding)', () => {
     const n = require('../binding/index.js')
     const gate = new n.BindingGate(JSON.stringify(BASE))
     const turn = JSON.stringify(openaiTurn(['c1', 'search', { q: 'x' }]))
-    const step = n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}')
-    expect(typeof step).toBe('object')
-    expect(JSON.parse(step.questions)).toEqual([{ index: 0, tool: 'search', arguments: { q: 'x' }, action: 'search', engine: 'allow' }])
-    expect(() => step.finish(['maybe'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('"maybe"') }))
+    const kept = (step: string): [number, string] => {
+      expect(step.startsWith('?')).toBe(true)
+      const nl = step.indexOf('\n')
+      return [Number(step.slice(1, nl)), step.slice(nl + 1)]
+    }
+    const [h, questions] = kept(n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}'))
+    expect(JSON.parse(questions)).toEqual([{ index: 0, tool: 'search', arguments: { q: 'x' }, action: 'search', engine: 'allow' }])
+    expect(() => n.finishTurn(h, ['maybe'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('"maybe"') }))
     // an answer that could not be read used the turn up: it is never finished on a guess
-    expect(() => step.finish(['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('already been finished') }))
-    const again = n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}')
-    expect(JSON.parse(again.finish(['deny'])).calls[0].reason).toBe('engine')
-    expect(() => again.finish(['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
-    // a turn refused whole throws at the first step, as guard does
+    expect(() => n.finishTurn(h, ['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('not waiting') }))
+    // the slot is used again; the old handle does not name the new turn
+    const [h2] = kept(n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}'))
+    expect(h2 & 0xffff).toBe(h & 0xffff)
+    expect(h2).not.toBe(h)
+    expect(() => n.finishTurn(h, ['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+    expect(JSON.parse(n.finishTurn(h2, ['deny'])).calls[0].reason).toBe('engine')
+    // a released turn is gone: finishing it is an error, never an allow
+    const [h3] = kept(n.guardStep(gate.handle, 'openai', turn, '{"context":{"subject":"ana"}}'))
+    n.releaseTurn(h3)
+    expect(() => n.finishTurn(h3, ['allow'])).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+    // one call: the same
+    const [c, wire] = kept(n.checkStep(gate.handle, 'search', '{"q":1}', '{"subject":"ana"}'))
+    expect(wire.split('\n')[0]).toBe('{"q":"1"}')
+    expect(n.finishCall(c, 'allow').split('\n')[1]).toBe('repaired')
+    expect(() => n.finishCall(c, 'allow')).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+    // a turn refused whole throws at the first step, as guard does; a call refused before the engines is final at once
     expect(() => n.guardStep(gate.handle, 'openai', '{"choices":', '')).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
+    expect(n.checkStep(gate.handle, 'search', '{"q":1}', '{"subject":"mallory"}').split('\n')[2]).toBe('deny_rule')
+  })
+
+  it('asking the engines failed: the kept decision is released, and a later one is decided as usual', { timeout: 60_000 }, async () => {
+    let boom = true
+    const gate = new ToolGate(BASE, { engines: [() => (boom ? Promise.resolve('allow' as const) : 'delegate')] })
+    const turn = openaiTurn(['c1', 'search', { q: 'x' }])
+    // more failures than decisions may wait at once (65,536): each kept one was released
+    const codes = new Set<string>()
+    for (let i = 0; i <= 65_536; i++) {
+      codes.add(thrownToolGateError(() => gate.guard(turn, { dialect: 'openai', subject: 'ana' })).code)
+      codes.add(thrownToolGateError(() => gate.check('search', { q: 'x' }, { subject: 'ana' })).code)
+    }
+    expect([...codes]).toEqual(['E_ASYNC'])
+    boom = false
+    expect(gate.guard(turn, { dialect: 'openai', subject: 'ana' }).calls[0]!.outcome).toBe('passed')
+    expect(gate.check('search', { q: 'x' }, { subject: 'ana' }).outcome).toBe('passed')
+    const rejecting = new ToolGate(BASE, { engines: [() => Promise.reject(new Error('down'))] })
+    // an engine that rejects denies (it is the engine's answer), the turn finished
+    expect((await rejecting.guardAsync(turn, { dialect: 'openai', subject: 'ana' })).calls[0]!.reason).toBe('engine')
   })
 
   it('options are checked', () => {

@@ -14,6 +14,9 @@
  * - `JSON.parse + 3 × (plain pipeline + engine)` — the peer: what a Node developer writes, the
  *   same engine asked for each call the pipeline allows.
  *
+ * Then one call through `check` (the turn's repaired call, `list_issues`), the same way: this
+ * build with the engine, without it, and the peer (`JSON.parse` + plain pipeline + engine).
+ *
  * `npm run build:ts && npx tsx bench/engines.bench.ts [--quick]`; figures to stdout and
  * bench/results/engines.json.
  */
@@ -127,8 +130,29 @@ async function main(): Promise<void> {
   }
   if (t['previous build, engine'] !== undefined) console.log(`this build / previous build (engine): p50 ${fmt(t['toolgate guard, engine']!.p50 / t['previous build, engine'].p50, 2)}`)
 
+  // ---- one call through check
+  const call = (JSON.parse(completion) as { choices: { message: { tool_calls: { function: { name: string; arguments: string } }[] } }[] }).choices[0].message.tool_calls[1].function
+  const checkSides: Record<string, Side> = {
+    'toolgate check, engine': () => (gate.check(call.name, call.arguments, caller).allowed ? 1 : 0),
+    'toolgate check, no engine': () => (plain.check(call.name, call.arguments, plainCaller).allowed ? 1 : 0),
+    'plain pipeline + engine': () => {
+      const p = pipeline(call.name, call.arguments, dev)
+      return p.outcome === 'passed' && engine({ tool: call.name, action: call.name, arguments: p.arguments as Record<string, unknown>, context: dev as never, rules: 'allow' }) !== 'deny' ? 1 : 0
+    },
+  }
+  const checked = [gate.check(call.name, call.arguments, caller), plain.check(call.name, call.arguments, plainCaller)]
+  if (JSON.stringify(checked[0]) !== JSON.stringify(checked[1])) throw new Error(`check answers differently with the engine: ${JSON.stringify(checked)}`)
+  for (let w = 0; w < (QUICK ? 2000 : 20000); w++) for (const f of Object.values(checkSides)) f()
+  const c = interleaved(checkSides, ROUNDS * 5, empty)
+  console.log(`\n== check of \`${call.name}\` (${checked[0]!.outcome}), per call, ${ROUNDS * 5} interleaved rounds (ns) ==`)
+  console.log(`${pad('', 46)} ${lpad('p50', 7)} ${lpad('p90', 7)} ${lpad('mean', 7)}`)
+  for (const [n, s] of Object.entries(c)) console.log(`${pad(n, 46)} ${lpad(fmt(s.p50), 7)} ${lpad(fmt(s.p90), 7)} ${lpad(fmt(s.mean), 7)}`)
+  const cp = c['plain pipeline + engine']!
+  for (const [n, s] of Object.entries(c)) if (!n.startsWith('plain')) console.log(`ratio ${pad(n, 40)} / peer: p50 ${fmt(s.p50 / cp.p50, 2)}`)
+
   const bench = new Bench({ name: 'engines', time: TB_TIME, warmupTime: Math.min(300, TB_TIME) })
   for (const [n, f] of Object.entries(sides)) bench.add(n, f)
+  for (const [n, f] of Object.entries(checkSides)) bench.add(n, f)
   await bench.run()
   console.log(`\n== tinybench (${TB_TIME} ms per task; ns per turn) ==`)
   const tb: Record<string, { mean: number; p50: number }> = {}
@@ -139,9 +163,9 @@ async function main(): Promise<void> {
     console.log(`${pad(task.name, 46)} mean ${lpad(fmt(tb[task.name].mean), 7)}  p50 ${lpad(fmt(tb[task.name].p50), 7)}`)
   }
   const tbPeer = tb['JSON.parse + 3 × (plain pipeline + engine)']
-  if (tbPeer !== undefined) for (const [n, s] of Object.entries(tb)) if (!n.startsWith('JSON')) console.log(`tinybench ratio ${pad(n, 40)} / peer: p50 ${fmt(s.p50 / tbPeer.p50, 2)}`)
+  if (tbPeer !== undefined) for (const [n, s] of Object.entries(tb)) if (n.includes('guard')) console.log(`tinybench ratio ${pad(n, 40)} / peer: p50 ${fmt(s.p50 / tbPeer.p50, 2)}`)
 
-  writeResult('engines', { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), load: loadavg(), package: note, baseline: baselineDist ?? null }, perTurn: t, ratios, tinybench: tb }, 1)
+  writeResult('engines', { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), load: loadavg(), package: note, baseline: baselineDist ?? null }, perTurn: t, ratios, check: c, tinybench: tb }, 1)
 }
 
 run(main)

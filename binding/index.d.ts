@@ -68,30 +68,6 @@ export declare class BindingGate {
 }
 
 /**
- * A turn decided up to the plugged engines. Raw binding: `guard` / `guardAsync` on a gate with
- * `engines` use it. Finished at most once; collected unfinished, it records nothing and lets
- * nothing run.
- */
-export declare class BindingPendingTurn {
-  /**
-   * The calls put to the engines (`toolgate_wire::questions`): a JSON array of
-   * `{index, tool, arguments, action?, resource?, engine}` in payload order.
-   */
-  get questions(): string
-  /**
-   * The second step in place: `answers[i]` (`allow`, `deny`, `delegate` or `unasked`) is the
-   * engines' answer for call `i`. Answers the report as `guard` does; `E_CONFIG` when already
-   * finished or an answer is not one of those words.
-   */
-  finish(answers: Array<string>): string
-  /**
-   * [`BindingPendingTurn::finish`] on libuv's thread pool (a gate whose state is remote);
-   * resolves to the report, or to an error as NUL, code, LF, message.
-   */
-  finishAsync(answers: Array<string>): Promise<string>
-}
-
-/**
  * A process-wide state store: loop counters, session taint, rate counters and pending
  * confirmation tokens, kept per caller session rather than per gate. Gates built with it share
  * that state, so a gate rebuilt after a tool-list change, or evicted from a cache and built
@@ -158,18 +134,30 @@ export declare class BindingTools {
 export declare function check(handle: number, tool: string, args: string, caller?: number | undefined | null): string
 
 /**
- * [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the
- * whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded), or
- * their answer (`allow` / `deny` / `delegate`) to finish. Throws `E_CONFIG` only for a
- * context the host got wrong (unknown key, wrong type); never on model output.
+ * [`check`] for a caller: `ctx` is the `CallContext` as JSON text. The whole pipeline (a gate
+ * with plugged engines decides in two steps: `checkStep`, `pending_call.rs`). Throws `E_CONFIG`
+ * only for a context the host got wrong (unknown key, wrong type); never on model output.
  */
-export declare function checkAs(handle: number, tool: string, args: string, ctx: string, engine?: string | undefined | null): string
+export declare function checkAs(handle: number, tool: string, args: string, ctx: string): string
 
 /** `checkAs` on the thread pool (see `check_as`); resolves to its wire, or to an error as NUL, code, LF, message. */
-export declare function checkAsAsync(handle: number, tool: string, args: string, ctx: string, engine?: string | undefined | null): Promise<unknown>
+export declare function checkAsAsync(handle: number, tool: string, args: string, ctx: string): Promise<unknown>
 
 /**
- * The second step of confirm-before-write (see `Gate::confirm`); `engine` as in [`check_as`].
+ * The first step of `check` for one call on the gate `handle`: the caller is the prepared
+ * caller `caller` when given, else the context `ctx` (JSON text, `""` for none). Answers the
+ * final verdict's wire when the call is refused before the engines' stage, else
+ * `?HANDLE
+WIRE`: the handle the call is kept by, and the first step's verdict in the `check`
+ * wire (allowed so far, with the decided arguments and the `engine` fact). Throws `E_CONFIG` for
+ * a context the host got wrong, or when 65,536 calls already wait; never on model output.
+ */
+export declare function checkStep(handle: number, tool: string, args: string, ctx: string, caller?: number | undefined | null): string
+
+/**
+ * The second step of confirm-before-write (see `Gate::confirm`); `engine` is absent for the
+ * whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded, the token
+ * left in place), or their answer (`allow` / `deny` / `delegate`) to finish.
  * Answers `TOOL
 WIRE`: the confirmed tool's name (empty for an invalid token), then the
  * verdict in the `check` wire.
@@ -205,6 +193,32 @@ export declare function filterTools(handle: number, dialect: string, tools: stri
  */
 export declare function filterToolsRemovals(handle: number, dialect: string, tools: string, ctx: string): string
 
+/**
+ * The second step of the call `handle` with the engines' answer (`allow`, `deny` or
+ * `delegate`): the final verdict in the `check` wire. `E_CONFIG` for a handle finished or
+ * released before, or another word.
+ */
+export declare function finishCall(handle: number, answer: string): string
+
+/**
+ * [`finish_call`] on libuv's thread pool (a gate whose state is remote); the call is taken now.
+ * Resolves to the wire, or to an error as NUL, code, LF, message.
+ */
+export declare function finishCallAsync(handle: number, answer: string): Promise<string>
+
+/**
+ * The second step of the turn `handle`: `answers[i]` (`allow`, `deny`, `delegate` or
+ * `unasked`) is the engines' answer for call `i`. Answers the report as `guard` does;
+ * `E_CONFIG` for a handle finished or released before, or an answer not one of those words.
+ */
+export declare function finishTurn(handle: number, answers: Array<string>): string
+
+/**
+ * [`finish_turn`] on libuv's thread pool (a gate whose state is remote); the turn is taken now.
+ * Resolves to the report, or to an error as NUL, code, LF, message.
+ */
+export declare function finishTurnAsync(handle: number, answers: Array<string>): Promise<string>
+
 /** A fresh receipt key pair: `{"privateKey":…,"publicKey":…,"kid":…}` (base64url), for `toolgate keygen`. */
 export declare function generateReceiptKey(): string
 
@@ -227,10 +241,25 @@ export declare function guardSingle(handle: number, dialect: string, payload: st
 
 /**
  * The first step of a turn on the gate `handle` (options as `guard` reads them, without
- * `engines`): the final report (`guard`'s wire) when no call reaches the engines, else the
- * pending turn. Throws as `guard` throws.
+ * `engines`): the final report (`guard`'s wire, a JSON object) when no call reaches the engines,
+ * else `?HANDLE
+QUESTIONS`: the handle the turn is kept by, and the calls put to the engines
+ * (`toolgate_wire::questions`). Throws as `guard` throws, and `E_CONFIG` when 65,536 turns
+ * already wait.
  */
-export declare function guardStep(handle: number, dialect: string, payload: string, options: string): string | BindingPendingTurn
+export declare function guardStep(handle: number, dialect: string, payload: string, options: string): string
+
+/**
+ * Drops the call `handle` unfinished (asking the engines failed): nothing is recorded, nothing
+ * runs. A handle finished or released before is ignored.
+ */
+export declare function releaseCall(handle: number): void
+
+/**
+ * Drops the turn `handle` unfinished (asking the engines failed): nothing is recorded, nothing
+ * runs. A handle finished or released before is ignored.
+ */
+export declare function releaseTurn(handle: number): void
 
 /**
  * Verifies a receipt against a verifying key (base64url); `expect` is `""` or JSON

@@ -282,7 +282,7 @@ export class ToolGate {
     this.#binding.close()
   }
 
-  /** One call: the binding's `checkAs`, in place or on the thread pool (`offLoop`), staged when engines are plugged. */
+  /** One call: the binding's `check` / `checkAs`, in place or on the thread pool (`offLoop`), in two steps when engines are plugged (`#staged`). */
   #decide(tool: string, args: string | object | null | undefined, ctx: CallContext | Caller | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
     const text = args === null || args === undefined ? '' : jsonText(args)
     if (ask === undefined && !offLoop && typeof text === 'string' && typeof ctx === 'object' && ctx !== null) {
@@ -310,21 +310,16 @@ export class ToolGate {
         wire =
           known !== undefined
             ? this.#check(this.#handle, String(tool), text, known)
-            : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c, undefined))
+            : this.#call(() => this.#native.checkAs(this.#handle, String(tool), text, c))
       }
       this.#audit?.decided(1)
       return this.#fromWire(tool, wire, text)
     }
-    const n = this.#native
-    const wire = (engine: string | undefined): string | Promise<string> =>
-      offLoop ? n.checkAsAsync(this.#handle, String(tool), text, c, engine).then((w) => taskAnswer(w, 'E_CONFIG')) : this.#call(() => n.checkAs(this.#handle, String(tool), text, c, engine))
-    if (ask === undefined) {
-      return chain(wire(undefined), (w) => {
-        this.#audit?.decided(1)
-        return this.#fromWire(tool, w, text)
-      })
-    }
-    return this.#staged(tool, text, ctx, ask, wire)
+    if (ask !== undefined) return this.#staged(tool, text, ctx, c, offLoop, ask)
+    return this.#native.checkAsAsync(this.#handle, String(tool), text, c).then((w) => {
+      this.#audit?.decided(1)
+      return this.#fromWire(tool, taskAnswer(w, 'E_CONFIG'), text)
+    })
   }
 
   #confirm(token: string, ctx: CallContext | Caller | undefined, offLoop: boolean, ask: Ask | undefined): Verdict | Promise<Verdict> {
@@ -354,22 +349,38 @@ export class ToolGate {
     })
   }
 
-  /** Two-step check for a gate with engines: built-ins, then the engines, then the rest. */
-  #staged(tool: string, text: string, ctx: CallContext | Caller | undefined, ask: Ask, wire: (engine: string | undefined) => string | Promise<string>): Verdict | Promise<Verdict> {
+  /**
+   * Two-step check for a gate with engines, the call read once: the core decides it up to the
+   * engines and keeps it (`BindingPendingCall`), the engines are asked with the decided
+   * arguments, then only what comes after them runs (off the event loop for remote state). A
+   * call refused before the engines' stage is final at the first step, recorded as such.
+   */
+  #staged(tool: string, text: string, ctx: CallContext | Caller | undefined, c: string, offLoop: boolean, ask: Ask): Verdict | Promise<Verdict> {
+    const n = this.#native
+    // a prepared caller, or a context seen before, goes by handle: its text is not read again
+    const h = ctx instanceof Caller ? callerHandle(ctx) : c === '' ? undefined : knownCallerHandleOf(n.BindingCaller, ctx as object, c)
+    // the first step reads no state: decided in place on any gate
+    const step = this.#call(() => n.checkStep(this.#handle, String(tool), text, h === undefined ? c : '', h))
+    const kept = pendingOf(step)
+    if (kept === undefined) {
+      // refused before the engines' stage: final, and recorded by the core as such
+      this.#audit?.decided(1)
+      return this.#fromWire(tool, step, text)
+    }
+    const [handle, wire] = kept
     const facts: Facts = {}
-    return chain(wire(''), (w) => {
-      const first = this.#fromWire(tool, w, text, facts)
-      if (facts.engine === undefined) {
-        // refused before the engines' stage: final, and recorded by the core as such
-        this.#audit?.decided(1)
-        return first
-      }
-      const finish = (a: EngineAnswer): Verdict | Promise<Verdict> => {
-        this.#audit?.decided(1)
-        return chain(wire(a), (done) => this.#fromWire(tool, done, text))
-      }
-      return chain(ask(engineRequest(String(tool), first.arguments ?? {}, facts, plainContext(ctx))), finish)
-    })
+    const first = this.#fromWire(tool, wire, text, facts)
+    const finish = (a: EngineAnswer): Verdict | Promise<Verdict> => {
+      this.#audit?.decided(1)
+      if (!offLoop) return this.#fromWire(tool, this.#call(() => n.finishCall(handle, a)), text)
+      return n.finishCallAsync(handle, a).then(
+        (w) => this.#fromWire(tool, taskAnswer(w, 'E_CONFIG'), text),
+        (err: unknown) => {
+          throw toToolGateError(err, 'E_CONFIG')
+        },
+      )
+    }
+    return afterAsking(() => ask(engineRequest(String(tool), first.arguments ?? {}, facts, plainContext(ctx))), finish, () => n.releaseCall(handle))
   }
 
   /** Runs a binding call that may throw for a context the host got wrong. */
@@ -450,7 +461,7 @@ export class ToolGate {
    */
   #guardStaged(payload: string | object, text: string, dialect: string, opts: GuardOptions & CallerOption, prepared: Caller | undefined, c: string, offLoop: boolean, ask: Ask): TurnReport | Promise<TurnReport> {
     const n = this.#native
-    let step: string | InstanceType<typeof n.BindingPendingTurn>
+    let step: string
     try {
       // the first step reads no state: decided in place on any gate
       step = n.guardStep(this.#handle, dialect, text, turnOptionsText(n, opts, prepared, c, undefined, false))
@@ -459,11 +470,15 @@ export class ToolGate {
     } finally {
       this.#audit?.decided(1)
     }
-    if (typeof step === 'string') return readTurnWire(step, payload, text)
-    const pending = step
-    const questions = readQuestionsWire(pending.questions)
+    const kept = pendingOf(step)
+    if (kept === undefined) return readTurnWire(step, payload, text)
+    const [handle, questionsWire] = kept
+    const questions = readQuestionsWire(questionsWire)
     const context = prepared !== undefined ? (prepared.context as CallContext) : (JSON.parse(c === '' ? '{}' : c) as CallContext)
-    const asked = questions.map((q) => ask(engineRequest(q.tool, q.arguments, q, context)))
+    const askAll = (): EngineAnswer[] | Promise<EngineAnswer[]> => {
+      const asked = questions.map((q) => ask(engineRequest(q.tool, q.arguments, q, context)))
+      return asked.some(isPromise) ? Promise.all(asked) : (asked as EngineAnswer[])
+    }
     const finish = (got: EngineAnswer[]): TurnReport | Promise<TurnReport> => {
       // by call index; a call the first step did not put to the engines keeps its refusal
       const answers: StageAnswer[] = []
@@ -473,7 +488,7 @@ export class ToolGate {
       for (let i = 0; i < answers.length; i++) answers[i] ??= 'unasked'
       this.#audit?.decided(1)
       if (offLoop) {
-        return pending.finishAsync(answers).then(
+        return n.finishTurnAsync(handle, answers).then(
           (w) => readTurnWire(taskAnswer(w, 'E_PAYLOAD'), payload, text),
           (err: unknown) => {
             throw toToolGateError(err, 'E_PAYLOAD')
@@ -482,13 +497,13 @@ export class ToolGate {
       }
       let wire: string
       try {
-        wire = pending.finish(answers)
+        wire = n.finishTurn(handle, answers)
       } catch (err) {
         throw toToolGateError(err, 'E_PAYLOAD')
       }
       return readTurnWire(wire, payload, text)
     }
-    return asked.some(isPromise) ? Promise.all(asked).then(finish) : finish(asked as EngineAnswer[])
+    return afterAsking(askAll, finish, () => n.releaseTurn(handle))
   }
 
   /** See {@link guardSingleCall}: `undefined` when this gate cannot decide in place (remote state, plugged engines). */
@@ -672,6 +687,38 @@ function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepa
 }
 
 const isPromise = isThenable as <T>(v: T | Promise<T>) => v is Promise<T>
+
+/**
+ * A first step's answer that kept a decision for the engines (`?HANDLE\nREST`, see
+ * crates/toolgate-node/src/pending.rs): its handle and the rest; `undefined` for a final answer
+ * (no final wire or report starts with `?`).
+ */
+function pendingOf(step: string): [number, string] | undefined {
+  if (step.charCodeAt(0) !== 63 /* '?' */) return undefined
+  const nl = step.indexOf('\n')
+  return [Number(step.slice(1, nl)), step.slice(nl + 1)]
+}
+
+/**
+ * Asks the engines (`ask`) and hands their answer to `finish`, which takes the kept decision.
+ * When asking throws or rejects (an async engine on a sync method, a host's engine wrapper),
+ * `release` drops the kept decision — nothing recorded, nothing runs — and the error goes on:
+ * every kept decision is taken exactly once.
+ */
+function afterAsking<A, R>(ask: () => A | Promise<A>, finish: (a: A) => R | Promise<R>, release: () => void): R | Promise<R> {
+  let answer: A | Promise<A>
+  try {
+    answer = ask()
+  } catch (err) {
+    release()
+    throw err
+  }
+  if (!isPromise(answer)) return finish(answer)
+  return answer.then(finish, (err: unknown) => {
+    release()
+    throw err
+  })
+}
 
 /** Applies `f` to a value now, or once its promise settles: one decision path for sync and async. */
 function chain<A, B>(x: A | Promise<A>, f: (a: A) => B | Promise<B>): B | Promise<B> {

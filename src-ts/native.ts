@@ -4,13 +4,19 @@
 import type {
   BindingCaller as BindingCallerClass,
   BindingGate as BindingGateClass,
-  BindingPendingTurn as BindingPendingTurnClass,
   BindingState as BindingStateClass,
   BindingStream as BindingStreamClass,
   BindingTools as BindingToolsClass,
   check as checkFn,
   checkAs as checkAsFn,
   checkAsAsync as checkAsAsyncFn,
+  checkStep as checkStepFn,
+  finishCall as finishCallFn,
+  finishCallAsync as finishCallAsyncFn,
+  finishTurn as finishTurnFn,
+  finishTurnAsync as finishTurnAsyncFn,
+  releaseCall as releaseCallFn,
+  releaseTurn as releaseTurnFn,
   confirm as confirmFn,
   confirmAsync as confirmAsyncFn,
   guardAsync as guardAsyncFn,
@@ -30,13 +36,19 @@ import { ToolGateError } from './errors'
 type BindingModule = {
   BindingCaller: typeof BindingCallerClass
   BindingGate: typeof BindingGateClass
-  BindingPendingTurn: typeof BindingPendingTurnClass
   BindingState: typeof BindingStateClass
   BindingStream: typeof BindingStreamClass
   BindingTools: typeof BindingToolsClass
   check: typeof checkFn
   checkAs: typeof checkAsFn
   checkAsAsync: typeof checkAsAsyncFn
+  checkStep: typeof checkStepFn
+  finishCall: typeof finishCallFn
+  finishCallAsync: typeof finishCallAsyncFn
+  finishTurn: typeof finishTurnFn
+  finishTurnAsync: typeof finishTurnAsyncFn
+  releaseCall: typeof releaseCallFn
+  releaseTurn: typeof releaseTurnFn
   confirm: typeof confirmFn
   confirmAsync: typeof confirmAsyncFn
   guardAsync: typeof guardAsyncFn

@@ -39,6 +39,24 @@ def _dialect_str(dialect: Any) -> Any:
     return well_formed(dialect) if isinstance(dialect, str) else dialect
 
 
+def _engine_facts(first: Verdict, engine: List[str]) -> Optional[Dict[str, Any]]:
+    """What the engines are asked about a first step's verdict (``engine``: its question, if it
+    has one); ``None`` when it has none: refused before their stage, it is final."""
+    if not engine:
+        return None
+    return {"engine": engine[0], "action": first.action, "resource": first.resource}
+
+
+def _asked(tool: str, step: "_native.PendingCall", text: str) -> "tuple[Verdict, Dict[str, Any]]":
+    """The first step's verdict of a call kept for the engines, and the facts they are asked about."""
+    engine: List[str] = []
+    first = from_native(tool, step.verdict(), text, engine)
+    facts = _engine_facts(first, engine)
+    if facts is None:
+        raise ToolGateError("E_CONFIG", f"check: the call to `{tool}` was kept for the engines without a question for them")
+    return first, facts
+
+
 def _check_dialect(dialect: Any) -> None:
     if not isinstance(dialect, str):
         raise ToolGateError("E_DIALECT", "guard: `dialect` must be a Dialect name or \"auto\"")
@@ -233,12 +251,12 @@ class ToolGate:
             return from_native(tool, self._gate.check_unreadable(name, text.detail, c), None)
         if self._engines is None:
             return from_native(tool, self._check(name, text, c), text)
-        engines = self._engines
-        first, facts = self._stage_one(tool, text, c)
-        if facts is None:
-            return first
-        answer = ask_sync(engines, engine_request(tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, "check", self._on_engine_error)
-        return from_native(tool, self._check(name, text, c, answer), text)
+        step = self._gate.check_step(name, text, c)
+        if isinstance(step, tuple):
+            return from_native(tool, step, text)
+        first, facts = _asked(tool, step, text)
+        answer = ask_sync(self._engines, engine_request(tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, "check", self._on_engine_error)
+        return from_native(tool, step.finish(answer), text)
 
     async def acheck(self, tool: str, args: Union[str, bytes, Mapping[str, Any], None] = None, ctx: Optional[Union[Context, Caller]] = None) -> Verdict:
         """:meth:`check` awaiting asynchronous engines (each bounded by ``engine_timeout_ms``).
@@ -255,11 +273,13 @@ class ToolGate:
         tool = _tool_str(tool)
         if self._audit is not None:
             self._audit.decided(1)
-        first, facts = await self._off_loop(self._stage_one, tool, text, c)
-        if facts is None:
-            return first
+        # the first step reads no state: decided in place
+        step = self._gate.check_step(well_formed(tool), text, c)
+        if isinstance(step, tuple):
+            return from_native(tool, step, text)
+        first, facts = _asked(tool, step, text)
         answer = await ask_async(self._engines, engine_request(tool, first.arguments, facts, plain_context(ctx)), self._engine_timeout_ms, self._on_engine_error)
-        return await self._off_loop(lambda: from_native(tool, self._check(well_formed(tool), text, c, answer), text))
+        return await self._off_loop(lambda: from_native(tool, step.finish(answer), text))
 
     async def _off_loop(self, fn: Callable[..., R], *args: Any) -> R:
         """``fn(*args)`` here when the state is in memory; on a worker thread when it is in Redis
@@ -267,13 +287,6 @@ class ToolGate:
         if not self._remote:
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args))
-
-    def _stage_one(self, tool: str, text: str, c: _CallerArg) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
-        engine: List[str] = []
-        first = from_native(tool, self._check(well_formed(tool), text, c, ""), text, engine)
-        if not engine:
-            return first, None
-        return first, {"engine": engine[0], "action": first.action, "resource": first.resource}
 
     # -- confirm-before-write -------------------------------------------------------------
 
@@ -328,9 +341,7 @@ class ToolGate:
     def _confirm_stage_one(self, token: str, c: _CallerArg) -> "tuple[Verdict, Optional[Dict[str, Any]]]":
         engine: List[str] = []
         first = self._confirm_native(token, c, "", engine)
-        if not engine:
-            return first, None
-        return first, {"engine": engine[0], "action": first.action, "resource": first.resource}
+        return first, _engine_facts(first, engine)
 
     def mark_session(self, session: str, label: str) -> None:
         """Raises a session's taint to ``label`` by hand (for data the host knows came from

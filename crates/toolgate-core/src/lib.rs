@@ -21,6 +21,7 @@ pub mod error;
 pub mod gate;
 pub mod identity_config;
 pub mod json;
+pub mod pending_call;
 pub mod pending_turn;
 pub mod policy;
 pub mod rate_limit;
@@ -44,6 +45,7 @@ pub use gate::Gate;
 /// The pipeline after the schema, and what a decision records: parts of [`Gate`], reachable
 /// at their old paths.
 pub use gate::{authorize, record};
+pub use pending_call::{CallStep, PendingCall};
 pub use pending_turn::{EngineQuestion, PendingTurn, TurnStep};
 pub use schema::flag::{Flag, FlagCode};
 pub use stream::GateStream;

@@ -85,6 +85,22 @@ impl Gate {
     }
 }
 
+impl Gate {
+    /// The rest of the pipeline for a call decided at [`Stage::Ask`] whose verdict puts a question
+    /// to the engines: what that step added at the engines' stage (the question, the action and
+    /// resource) is taken off and [`Gate::authorize`] runs again with `who`'s answers, time and
+    /// state. Not signed or recorded ([`Gate::finish`] does that).
+    pub(crate) fn after_engines(&self, tool: &str, mut v: Verdict, who: &crate::gate::who::Who<'_>) -> Verdict {
+        v.engine_question = None;
+        v.action = None;
+        v.resource = None;
+        match self.tool_named(tool) {
+            Some(t) => self.authorize(t, v, who),
+            None => Verdict::denied(Reason::Engine, format!("Not permitted: `{tool}` could not be decided. Send the call again.")),
+        }
+    }
+}
+
 impl PendingTurn {
     /// The dialect the turn was read in.
     pub fn dialect(&self) -> Dialect {
@@ -133,15 +149,9 @@ impl PendingTurn {
             .map(|(i, (mut v, (call, held)))| {
                 let who = who.at(i);
                 let mut started = held.started;
-                if v.engine_question.take().is_some() {
+                if v.engine_question.is_some() {
                     started = gate.decision_start();
-                    // what the first step added at the engines' stage; the rules run again
-                    v.action = None;
-                    v.resource = None;
-                    v = match gate.tool_named(&call.tool) {
-                        Some(t) => gate.authorize(t, v, &who),
-                        None => Verdict::denied(Reason::Engine, format!("Not permitted: `{}` could not be decided. Send the call again.", call.tool)),
-                    };
+                    v = gate.after_engines(&call.tool, v, &who);
                 }
                 let origin = Origin {
                     dialect: Some(dialect),

@@ -15,7 +15,6 @@ pub(crate) enum Op {
         tool: String,
         args: String,
         ctx: String,
-        engine: Option<String>,
     },
     Confirm {
         handle: u32,
@@ -29,10 +28,15 @@ pub(crate) enum Op {
         payload: String,
         options: String,
     },
-    /// The second step of a turn decided up to the engines (`BindingPendingTurn.finishAsync`).
+    /// The second step of a turn decided up to the engines (`finishTurnAsync`).
     Finish {
         turn: toolgate_core::PendingTurn,
         answers: Vec<String>,
+    },
+    /// The second step of one call decided up to the engines (`finishCallAsync`).
+    FinishCall {
+        call: toolgate_core::PendingCall,
+        answer: String,
     },
 }
 
@@ -42,7 +46,7 @@ pub(crate) enum Op {
 pub struct Decide(Option<Op>);
 
 impl Decide {
-    /// A task running `op` (`None`: a turn finished before, answered as that error).
+    /// A task running `op` (`None`: a decision finished or released before, answered as that error).
     pub(crate) fn new(op: Option<Op>) -> Decide {
         Decide(op)
     }
@@ -53,12 +57,13 @@ impl Task for Decide {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let Some(op) = self.0.take() else { return Ok("\0E_CONFIG\nthis decision was already run".into()) };
+        let Some(op) = self.0.take() else { return Ok("\0E_CONFIG\nthis decision is not waiting for the engines (finished or released before)".into()) };
         let run = move || match op {
-            Op::CheckAs { handle, tool, args, ctx, engine } => super::check_as(handle, tool, args, ctx, engine),
+            Op::CheckAs { handle, tool, args, ctx } => super::check_as(handle, tool, args, ctx),
             Op::Confirm { handle, token, ctx, engine } => super::confirm(handle, token, ctx, engine),
             Op::Guard { handle, dialect, payload, options } => super::guard(handle, dialect, payload, options),
             Op::Finish { turn, answers } => super::pending_turn::finish(turn, answers),
+            Op::FinishCall { call, answer } => super::pending_call::finish(call, answer),
         };
         Ok(match catch_unwind(AssertUnwindSafe(run)) {
             Ok(Ok(answer)) => answer,
@@ -74,8 +79,8 @@ impl Task for Decide {
 
 /// `checkAs` on the thread pool (see `check_as`); resolves to its wire, or to an error as NUL, code, LF, message.
 #[napi]
-pub fn check_as_async(handle: u32, tool: String, args: String, ctx: String, engine: Option<String>) -> AsyncTask<Decide> {
-    AsyncTask::new(Decide(Some(Op::CheckAs { handle, tool, args, ctx, engine })))
+pub fn check_as_async(handle: u32, tool: String, args: String, ctx: String) -> AsyncTask<Decide> {
+    AsyncTask::new(Decide(Some(Op::CheckAs { handle, tool, args, ctx })))
 }
 
 /// `confirm` on the thread pool (see `confirm`); resolves to its answer, or to an error as NUL, code, LF, message.

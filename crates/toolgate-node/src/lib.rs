@@ -17,6 +17,8 @@
 
 mod caller;
 mod decide_async;
+mod pending;
+mod pending_call;
 mod pending_turn;
 mod slots;
 mod state;
@@ -455,22 +457,21 @@ pub fn install_fast_check(exports: napi::bindgen_prelude::Object<'_>, env: napi:
 const RELEASED_WIRE: &str = "\nrejected\nbad_arguments\n\nThis gate has been released; the call was not run.";
 const RELEASED_CALLER_WIRE: &str = "\nrejected\nbad_arguments\n\nThis caller has been released; the call was not run.";
 
-/// [`check`] for a caller: `ctx` is the `CallContext` as JSON text; `engine` is absent for the
-/// whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded), or
-/// their answer (`allow` / `deny` / `delegate`) to finish. Throws `E_CONFIG` only for a
-/// context the host got wrong (unknown key, wrong type); never on model output.
+/// [`check`] for a caller: `ctx` is the `CallContext` as JSON text. The whole pipeline (a gate
+/// with plugged engines decides in two steps: `checkStep`, `pending_call.rs`). Throws `E_CONFIG`
+/// only for a context the host got wrong (unknown key, wrong type); never on model output.
 #[napi]
-pub fn check_as(handle: u32, tool: String, args: String, ctx: String, engine: Option<String>) -> std::result::Result<String, Error<String>> {
+pub fn check_as(handle: u32, tool: String, args: String, ctx: String) -> std::result::Result<String, Error<String>> {
     let Some(gate) = lookup(handle) else {
         return Ok(RELEASED_WIRE.to_string());
     };
     let ctx = context(&ctx)?;
-    with_stage(engine.as_deref(), |stage| {
-        catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check_as(&tool, &args, &gate.who(&ctx, stage))))).unwrap_or_else(|_| PANIC_WIRE.to_string())
-    })
+    Ok(catch_unwind(AssertUnwindSafe(|| to_wire(&gate.check_as(&tool, &args, &gate.who(&ctx, Stage::Full))))).unwrap_or_else(|_| PANIC_WIRE.to_string()))
 }
 
-/// The second step of confirm-before-write (see `Gate::confirm`); `engine` as in [`check_as`].
+/// The second step of confirm-before-write (see `Gate::confirm`); `engine` is absent for the
+/// whole pipeline, `""` to stop where plugged engines must be asked (nothing recorded, the token
+/// left in place), or their answer (`allow` / `deny` / `delegate`) to finish.
 /// Answers `TOOL \n WIRE`: the confirmed tool's name (empty for an invalid token), then the
 /// verdict in the `check` wire.
 #[napi]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyList, PyString, PyTuple};
-use toolgate_core::{Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, TurnStep, Verdict, Who};
+use toolgate_core::{CallContext, CallStep, Dialect, DialectChoice, EngineAnswer, Gate as CoreGate, GateError, Stage, TurnOptions, TurnStep, Verdict, Who};
 
 use crate::caller::{context, CallerArg};
 use crate::convert::{report_tuple, verdict_tuple};
@@ -50,6 +50,28 @@ fn stage<'a>(ask: bool, answers: &'a Option<Vec<EngineAnswer>>) -> Stage<'a> {
         (true, _) => Stage::Ask,
         (false, Some(a)) => Stage::Answers(a),
         (false, None) => Stage::Full,
+    }
+}
+
+/// The tool name and the arguments as Rust text; a text holding a lone UTF-16 surrogate is
+/// answered instead by the refusal `check` gives it (`Err`: the verdict tuple).
+#[allow(clippy::type_complexity)] // a pair of texts, or the refusal to answer with
+fn readable<'py, 'a>(
+    py: Python<'py>,
+    gate: &CoreGate,
+    ctx: &CallContext,
+    tool: &'a Bound<'py, PyString>,
+    args: &'a Bound<'py, PyString>,
+) -> Result<(Cow<'a, str>, Cow<'a, str>), PyResult<Bound<'py, PyTuple>>> {
+    match (tool.to_cow(), args.to_cow()) {
+        (Ok(t), Ok(a)) => Ok((t, a)),
+        (t, _) => {
+            let tool = t.unwrap_or_else(|_| Cow::Owned(tool.to_string_lossy().into_owned()));
+            let v = py.detach(|| {
+                catch_unwind(AssertUnwindSafe(|| gate.check_unreadable(&tool, LONE_SURROGATE, &gate.who(ctx, Stage::Full)))).unwrap_or_else(|_| panic_verdict())
+            });
+            Err(verdict_tuple(py, &v, false))
+        }
     }
 }
 
@@ -98,37 +120,51 @@ impl Gate {
     }
 
     /// Decides one call: `args` is the arguments' JSON text (`""` means `{}`), `ctx` the caller as
-    /// JSON text, `engine` as in the module docs of `toolgate._native`. Answers the verdict tuple
-    /// (`arguments_json` `None` when the caller's own text runs untouched). Never raises on model
-    /// output; `E_CONFIG` only for a context or engine answer the host got wrong.
-    #[pyo3(signature = (tool, args, ctx=None, engine=None))]
+    /// JSON text. The whole pipeline (a gate with plugged engines decides in two steps:
+    /// [`Gate::check_step`]). Answers the verdict tuple (`arguments_json` `None` when the
+    /// caller's own text runs untouched). Never raises on model output; `E_CONFIG` only for a
+    /// context the host got wrong.
+    #[pyo3(signature = (tool, args, ctx=None))]
     fn check<'py>(
         &self,
         py: Python<'py>,
         tool: &Bound<'py, PyString>,
         args: &Bound<'py, PyString>,
         ctx: Option<CallerArg<'_>>,
-        engine: Option<PyBackedStr>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let ctx = context(py, &ctx)?;
-        let ask = engine.as_deref() == Some("");
-        let answers = answers(py, engine.as_deref())?;
         let gate = &self.inner;
-        let (tool, args) = match (tool.to_cow(), args.to_cow()) {
-            (Ok(t), Ok(a)) => (t, a),
-            (t, _) => {
-                let tool = t.unwrap_or_else(|_| Cow::Owned(tool.to_string_lossy().into_owned()));
-                let v = py.detach(|| {
-                    catch_unwind(AssertUnwindSafe(|| gate.check_unreadable(&tool, LONE_SURROGATE, &gate.who(&ctx, Stage::Full))))
-                        .unwrap_or_else(|_| panic_verdict())
-                });
-                return verdict_tuple(py, &v, false);
-            }
+        let (tool, args) = match readable(py, gate, &ctx, tool, args) {
+            Ok(texts) => texts,
+            Err(refused) => return refused,
         };
-        let v = py.detach(|| {
-            catch_unwind(AssertUnwindSafe(|| gate.check_as(&tool, &args, &gate.who(&ctx, stage(ask, &answers))))).unwrap_or_else(|_| panic_verdict())
-        });
+        let v = py.detach(|| catch_unwind(AssertUnwindSafe(|| gate.check_as(&tool, &args, &gate.who(&ctx, Stage::Full)))).unwrap_or_else(|_| panic_verdict()));
         verdict_tuple(py, &v, true)
+    }
+
+    /// The first of the engines' two steps for one call: the final verdict tuple (as
+    /// [`Gate::check`] answers it) when the call is refused before the engines' stage, else a
+    /// [`crate::pending_call::PendingCall`] holding the decided call, its gate and this caller.
+    #[pyo3(signature = (tool, args, ctx=None))]
+    fn check_step<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        args: &Bound<'py, PyString>,
+        ctx: Option<CallerArg<'_>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ctx = Arc::new(context(py, &ctx)?.into_owned());
+        let gate = &self.inner;
+        let (tool, args) = match readable(py, gate, &ctx, tool, args) {
+            Ok(texts) => texts,
+            Err(refused) => return refused.map(Bound::into_any),
+        };
+        let step = py.detach(|| catch_unwind(AssertUnwindSafe(|| gate.check_step(&tool, &args, ctx))));
+        match step {
+            Ok(CallStep::Final(v)) => Ok(verdict_tuple(py, &v, true)?.into_any()),
+            Ok(CallStep::Pending(call)) => Ok(Bound::new(py, crate::pending_call::PendingCall::new(call))?.into_any()),
+            Err(_) => Ok(verdict_tuple(py, &panic_verdict(), true)?.into_any()),
+        }
     }
 
     /// Refuses arguments the host could not turn into JSON text (a cycle, a set, NaN): unknown

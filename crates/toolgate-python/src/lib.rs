@@ -15,6 +15,7 @@ mod caller;
 mod convert;
 mod errors;
 mod gate;
+mod pending_call;
 mod pending_turn;
 mod receipt;
 mod stream;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<caller::Caller>()?;
     m.add_class::<tool_list::ToolList>()?;
     m.add_class::<pending_turn::PendingTurn>()?;
+    m.add_class::<pending_call::PendingCall>()?;
     m.add_class::<stream::Stream>()?;
     m.add_function(wrap_pyfunction!(receipt::verify_receipt, m)?)?;
     m.add_function(wrap_pyfunction!(receipt::generate_receipt_key, m)?)?;

@@ -1,13 +1,16 @@
-//! The engines' second step kept in Rust (`Gate::guard_step` → `PendingTurn::finish`) against
-//! the two passes it replaces (`guard_as` at `Stage::Ask`, then at `Stage::Answers`): the same
-//! reports for every answer, the arguments the engines were shown are the ones decided, state
-//! and time are read at the second step, and a refusal before the engines' stage stays one.
+//! The engines' second step kept in Rust — a turn (`Gate::guard_step` → `PendingTurn::finish`)
+//! and one call (`Gate::check_step` → `PendingCall::finish`) — against the two passes each
+//! replaces (`guard_as` / `check_as` at `Stage::Ask`, then at `Stage::Answers`): the same answers
+//! for every engine answer, the arguments the engines were shown are the ones decided, state and
+//! time are read at the second step, and a refusal before the engines' stage stays one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use toolgate_core::time::Clock;
-use toolgate_core::{CallContext, Dialect, DialectChoice, EngineAnswer, Gate, Outcome, Reason, RulesAnswer, Stage, TurnOptions, TurnReport, TurnStep};
+use toolgate_core::{
+    CallContext, CallStep, Dialect, DialectChoice, EngineAnswer, Gate, Outcome, Reason, RulesAnswer, Stage, TurnOptions, TurnReport, TurnStep, Verdict,
+};
 
 fn config() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/fixtures/policy/config.json")).unwrap()
@@ -42,13 +45,19 @@ fn two_passes(gate: &Gate, payload: &str, who: &CallContext, answers: &[EngineAn
     gate.guard_as(OPENAI, payload, &opts, &gate.who(who, Stage::Answers(answers))).unwrap()
 }
 
-/// `report` with each confirmation token (random) blanked, so two reports compare on the rest.
+/// `v` with its confirmation token (random) blanked, so two verdicts compare on the rest.
+fn untokened_verdict(mut v: Verdict) -> Verdict {
+    if let Some(c) = v.confirmation.as_mut() {
+        assert_eq!(c.token.len(), 32);
+        c.token.clear();
+    }
+    v
+}
+
+/// `report` with each call's confirmation token blanked.
 fn untokened(mut report: TurnReport) -> TurnReport {
     for c in &mut report.calls {
-        if let Some(conf) = c.verdict.confirmation.as_mut() {
-            assert_eq!(conf.token.len(), 32);
-            conf.token.clear();
-        }
+        c.verdict = untokened_verdict(std::mem::replace(&mut c.verdict, Verdict::denied(Reason::Engine, String::new())));
     }
     report
 }
@@ -179,4 +188,66 @@ fn a_pending_turn_is_finished_for_the_caller_it_was_decided_for() {
     let report = kept.finish(&[EngineAnswer::Delegate]).unwrap();
     assert_eq!(report.calls[0].verdict.resource.as_deref(), Some("home:bob/notes.txt"));
     assert_eq!(report.calls[0].verdict.outcome, Outcome::Passed);
+}
+
+// ---- one call (`check`)
+
+#[test]
+fn every_call_and_answer_is_decided_as_the_two_passes_decide_it() {
+    let calls = [
+        ("search", r#"{"q":"x"}"#),
+        ("list_orders", r#"{"owner":"bob","status":"OPEN"}"#),
+        ("admin_panel", ""),
+        ("transfer", r#"{"amount":"5","to":"ana"}"#),
+        ("read_file", r#"{"path":"reports/private/a"}"#),
+        ("read_file", r#"{"path":"reports/a""#),
+        ("send_emial", "{}"),
+        ("delete_user", r#"{"id":"u1"}"#),
+    ];
+    let who = ctx(r#"{"subject":"bob","roles":["analyst"],"callId":"c-9"}"#);
+    let mut pending = 0;
+    for (tool, args) in calls {
+        for answer in [EngineAnswer::Allow, EngineAnswer::Deny, EngineAnswer::Delegate, EngineAnswer::Unasked] {
+            let now = Arc::new(AtomicU64::new(1_800_000_000_000));
+            let (one, two) = (gate_at(&now, &config()), gate_at(&now, &config()));
+            let first = two.check_as(tool, args, &two.who(&who, Stage::Ask));
+            let (kept, want) = match one.check_step(tool, args, Arc::clone(&who)) {
+                CallStep::Final(v) => {
+                    assert!(first.engine_question.is_none(), "{tool}: final at once only when the engines have no question");
+                    (v, first)
+                }
+                CallStep::Pending(p) => {
+                    pending += 1;
+                    assert_eq!(p.verdict(), &first, "{tool}: the first step's verdict");
+                    (p.finish(answer), two.check_as(tool, args, &two.who(&who, Stage::Answers(&[answer]))))
+                }
+            };
+            assert_eq!(untokened_verdict(kept), untokened_verdict(want), "{tool} {args} {answer:?}");
+        }
+    }
+    assert_eq!(pending, 4 * 4, "search, list_orders, admin_panel and transfer reach the engines");
+}
+
+#[test]
+fn the_second_step_reads_the_rules_and_the_state_then() {
+    let config = r#"{ "version": 1,
+        "loop": { "maxIdentical": 1, "windowSeconds": 60 },
+        "tools": [ { "name": "close_account", "inputSchema": { "type": "object" } } ],
+        "policy": { "rules": [ { "effect": "allow", "tools": ["close_account"], "when": "now < '2027-01-15T08:00:00Z'" } ] } }"#;
+    let now = Arc::new(AtomicU64::new(1_800_000_000_000 - 1)); // 2027-01-15T08:00:00Z - 1 ms
+    let gate = gate_at(&now, config);
+    let ana = ctx(r#"{"subject":"ana"}"#);
+    let step = |g: &Arc<Gate>| match g.check_step("close_account", "{}", Arc::clone(&ana)) {
+        CallStep::Pending(p) => p,
+        CallStep::Final(v) => panic!("expected a question for the engines, got {v:?}"),
+    };
+    let (first, second) = (step(&gate), step(&gate));
+    assert_eq!(first.verdict().engine_question, Some(RulesAnswer::Allow));
+    assert_eq!(first.verdict().arguments, Some(serde_json::json!({})));
+    now.fetch_add(2, Ordering::SeqCst);
+    assert_eq!(first.finish(EngineAnswer::Delegate).reason, Some(Reason::NoRule), "the rule ran out before the second step");
+    let allowed = second.finish(EngineAnswer::Allow);
+    assert_eq!(allowed.outcome, Outcome::Passed, "an engine may allow where no rule does");
+    // the loop guard counted that one: the same call again is one too many
+    assert_eq!(step(&gate).finish(EngineAnswer::Allow).reason, Some(Reason::Loop));
 }
