@@ -298,6 +298,10 @@ describe('engines', () => {
     expect(wire.split('\n')[0]).toBe('{"q":"1"}')
     expect(n.finishCall(c, 'allow').split('\n')[1]).toBe('repaired')
     expect(() => n.finishCall(c, 'allow')).toThrow(expect.objectContaining({ code: 'E_CONFIG' }))
+    // the one-pass guard is never asked to stop at the engines or to take their answers: refused, not ignored
+    for (const engines of ['"ask"', '["allow"]']) {
+      expect(() => n.guard(gate.handle, 'openai', turn, `{"engines":${engines}}`)).toThrow(expect.objectContaining({ code: 'E_CONFIG', message: expect.stringContaining('options.engines') }))
+    }
     // a turn refused whole throws at the first step, as guard does; a call refused before the engines is final at once
     expect(() => n.guardStep(gate.handle, 'openai', '{"choices":', '')).toThrow(expect.objectContaining({ code: 'E_PAYLOAD' }))
     expect(n.checkStep(gate.handle, 'search', '{"q":1}', '{"subject":"mallory"}').split('\n')[2]).toBe('deny_rule')

@@ -44,8 +44,8 @@ let fromFileDir: string | undefined
 type Ask = (request: EngineRequest) => EngineAnswer | Promise<EngineAnswer>
 /**
  * A turn's answers for the second step, by call index: an engine's answer, or `unasked` for a
- * call the first step did not put to the engines (the core refuses it if it reaches their stage
- * after all; see `EngineAnswer::Unasked` in crates/toolgate-core/src/gate/who.rs).
+ * call the first step did not put to the engines (it keeps its refusal; see
+ * crates/toolgate-core/src/pending_turn.rs).
  */
 type StageAnswer = EngineAnswer | 'unasked'
 
@@ -427,7 +427,7 @@ export class ToolGate {
     const c = prepared === undefined ? contextText(opts) : ''
     const n = this.#native
     if (ask !== undefined) return this.#guardStaged(payload, text, dialect, opts, prepared, c, offLoop, ask)
-    const opt = turnOptionsText(n, opts, prepared, c, undefined, offLoop)
+    const opt = turnOptionsText(n, opts, prepared, c, offLoop)
     if (offLoop) {
       return n.guardAsync(this.#handle, dialect, text, opt).then(
         (w) => {
@@ -454,7 +454,7 @@ export class ToolGate {
 
   /**
    * A turn on a gate with engines, in two steps with one read of the payload: the core decides
-   * every call up to the engines and keeps the decided turn (`BindingPendingTurn`); the engines
+   * every call up to the engines and keeps the decided turn (by handle: `guardStep`); the engines
    * are asked about the calls that reached them, with the arguments decided; the turn is then
    * finished with their answers (off the event loop for remote state). A turn no call of which
    * reaches the engines is final at the first step.
@@ -464,7 +464,7 @@ export class ToolGate {
     let step: string
     try {
       // the first step reads no state: decided in place on any gate
-      step = n.guardStep(this.#handle, dialect, text, turnOptionsText(n, opts, prepared, c, undefined, false))
+      step = n.guardStep(this.#handle, dialect, text, turnOptionsText(n, opts, prepared, c, false))
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     } finally {
@@ -514,7 +514,7 @@ export class ToolGate {
     const n = this.#native
     let wire: string
     try {
-      wire = n.guardSingle(this.#handle, opts.dialect, text, turnOptionsText(n, opts, prepared, c, undefined, false))
+      wire = n.guardSingle(this.#handle, opts.dialect, text, turnOptionsText(n, opts, prepared, c, false))
     } catch (err) {
       throw toToolGateError(err, 'E_PAYLOAD')
     } finally {
@@ -672,14 +672,12 @@ export function guardSingleCall(gate: ToolGate, text: string, opts: GuardOptions
  * before goes as the caller the binding prepared from its text (sync only: the cache may let go
  * of that caller while a call waits on the thread pool).
  */
-function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepared: Caller | undefined, c: string, engines: string | StageAnswer[] | undefined, offLoop: boolean): string {
-  if (opts.protocolVersion === undefined && engines === undefined) {
+function turnOptionsText(n: ReturnType<typeof native>, opts: GuardOptions, prepared: Caller | undefined, c: string, offLoop: boolean): string {
+  if (opts.protocolVersion === undefined) {
     const known = prepared === undefined && c !== '' && !offLoop ? knownCallerHandle(n.BindingCaller, c) : undefined
     return prepared !== undefined ? `{"caller":${callerHandle(prepared)}}` : known !== undefined ? `{"caller":${known}}` : c === '' ? '' : `{"context":${c}}`
   }
-  const o: Record<string, unknown> = {}
-  if (opts.protocolVersion !== undefined) o.protocolVersion = opts.protocolVersion
-  if (engines !== undefined) o.engines = engines
+  const o: Record<string, unknown> = { protocolVersion: opts.protocolVersion }
   // a prepared caller is named by handle; it is kept alive by `opts` until the answer is read
   if (prepared !== undefined) o.caller = callerHandle(prepared)
   const options = JSON.stringify(o)

@@ -504,17 +504,17 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> std::result::Result<T, GateError>)
 }
 
 /// Options of a turn, from the JSON text the TS layer sends (`""` when there are none):
-/// `protocolVersion`, `context` (the caller), `engines` (`"ask"` or the answers by call index,
-/// `"unasked"` for a call stage one did not put to the engines).
+/// `protocolVersion`, and the caller as `context` or a prepared `caller` handle. A gate with
+/// plugged engines decides a turn in two steps (`guardStep`, `pending_turn.rs`); an `engines`
+/// member here is refused (`E_CONFIG`) rather than ignored, so a turn is never decided without the
+/// engines it was meant to be put to.
 struct TurnArgs {
     opts: TurnOptions,
     ctx: Arc<CallContext>,
-    engines: Option<Vec<EngineAnswer>>,
-    ask: bool,
 }
 
 fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
-    let mut out = TurnArgs { opts: TurnOptions::default(), ctx: Arc::new(CallContext::default()), engines: None, ask: false };
+    let mut out = TurnArgs { opts: TurnOptions::default(), ctx: Arc::new(CallContext::default()) };
     if json.is_empty() {
         return Ok(out);
     }
@@ -535,17 +535,8 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
             c.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| GateError::Config(format!("options.caller: expected a caller handle, got {c}")))?;
         out.ctx = caller::known(handle)?;
     }
-    match v.get("engines") {
-        None => {}
-        Some(serde_json::Value::String(s)) if s == "ask" => out.ask = true,
-        Some(serde_json::Value::Array(a)) => {
-            let answers = a.iter().map(|x| match x.as_str() {
-                Some(word) => word.parse::<EngineAnswer>(),
-                None => Err(GateError::Config(format!("engine answer {x}: expected allow, deny, delegate or unasked"))),
-            });
-            out.engines = Some(answers.collect::<Result<_, _>>()?);
-        }
-        Some(other) => return Err(GateError::Config(format!("options.engines: expected \"ask\" or an array, got {other}"))),
+    if v.get("engines").is_some() {
+        return Err(GateError::Config("options.engines: a gate with plugged engines decides a turn in two steps (guardStep, then finishTurn)".to_string()));
     }
     Ok(out)
 }
@@ -553,16 +544,6 @@ fn turn_options(json: &str) -> std::result::Result<TurnArgs, GateError> {
 /// Whether `h` is a JSON unsigned integer literal (digits, no leading zero, no sign).
 fn is_json_uint(h: &str) -> bool {
     !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()) && (h == "0" || !h.starts_with('0'))
-}
-
-impl TurnArgs {
-    fn stage(&self) -> Stage<'_> {
-        match (&self.engines, self.ask) {
-            (_, true) => Stage::Ask,
-            (Some(a), _) => Stage::Answers(a),
-            (None, false) => Stage::Full,
-        }
-    }
 }
 
 /// Guards a whole turn (`payload` is JSON text) in `dialect` (or `"auto"`); answers the report as
@@ -587,7 +568,7 @@ fn guard_into(handle: u32, dialect: &str, payload: &str, options: &str, wire: fn
     guarded("payload", || {
         let choice: DialectChoice = dialect.parse()?;
         let args = turn_options(options)?;
-        Ok(wire(&gate.guard_as(choice, payload, &args.opts, &gate.who(&args.ctx, args.stage()))?))
+        Ok(wire(&gate.guard_as(choice, payload, &args.opts, &gate.who(&args.ctx, Stage::Full))?))
     })
 }
 
