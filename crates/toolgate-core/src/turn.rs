@@ -189,6 +189,9 @@ impl Gate {
         if found.calls.len() > MAX_TURN_CALLS {
             return Err(GateError::Payload(format!("{d} payload: {} tool calls in one turn; at most {MAX_TURN_CALLS} are decided", found.calls.len())));
         }
+        // a turn refused whole is refused before any of its calls is decided: none is recorded,
+        // none counts toward a loop or rate limit, none is put to the engines
+        unique_call_ids(d, &found)?;
         let mut broken: Vec<Option<ParseError>> = vec![None; found.calls.len()];
         for (path, problem) in parsed.problems {
             let owner = found.calls.iter().position(|c| matches!(c.args, Args::Value(_)) && path.starts_with(&c.slot));
@@ -288,21 +291,7 @@ impl Gate {
     /// position) included: a call without an id named `"1"` beside a call whose id is `"1"`
     /// would let a host that looks verdicts up by id run one call on the other's verdict.
     pub fn finish_turn(&self, d: Dialect, mut payload: Value, found: Found, verdicts: Vec<Verdict>) -> Result<TurnReport, GateError> {
-        let mut seen = AHashSet::with_capacity(found.calls.len());
-        for c in &found.calls {
-            if !seen.insert(c.call_id.as_str()) {
-                let why = if found.calls.iter().any(|o| o.wire_id.is_none() && o.call_id == c.call_id) {
-                    " (a call without an id is named by its position)"
-                } else {
-                    ""
-                };
-                return Err(dialect::shape::broken(
-                    d,
-                    &c.slot[..c.slot.len().saturating_sub(1)],
-                    format!("the call id {:?} appears twice in one turn{why}", c.call_id),
-                ));
-            }
-        }
+        unique_call_ids(d, &found)?;
         // each allowed call's arguments as text, serialized once: the call's own text when it
         // runs unchanged; the same text is what a repair writes back into a text member
         let mut arguments_json: Vec<Option<String>> = found
@@ -347,6 +336,24 @@ impl Gate {
             .collect();
         Ok(TurnReport { dialect: d, calls, payload: changed.then_some(payload), feedback, provider_executed: found.provider_executed, patches, turn_refusals })
     }
+}
+
+/// `E_PAYLOAD` when two calls of a turn have the same id (see [`Gate::finish_turn`]), naming the
+/// second one's place.
+fn unique_call_ids(d: Dialect, found: &Found) -> Result<(), GateError> {
+    let mut seen = AHashSet::with_capacity(found.calls.len());
+    for c in &found.calls {
+        if !seen.insert(c.call_id.as_str()) {
+            let why =
+                if found.calls.iter().any(|o| o.wire_id.is_none() && o.call_id == c.call_id) { " (a call without an id is named by its position)" } else { "" };
+            return Err(dialect::shape::broken(
+                d,
+                &c.slot[..c.slot.len().saturating_sub(1)],
+                format!("the call id {:?} appears twice in one turn{why}", c.call_id),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Replaces (or inserts, for a missing last key) the value at `path`; false if the path does not

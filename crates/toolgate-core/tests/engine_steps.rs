@@ -251,3 +251,27 @@ fn the_second_step_reads_the_rules_and_the_state_then() {
     // the loop guard counted that one: the same call again is one too many
     assert_eq!(step(&gate).finish(EngineAnswer::Allow).reason, Some(Reason::Loop));
 }
+
+#[test]
+fn a_turn_refused_whole_decides_none_of_its_calls_at_either_step() {
+    // two calls with one id: refused before any call is decided (found by fuzzing oracle 8: the
+    // kept turn put such a turn's calls to the engines and counted them before refusing it)
+    let config = r#"{ "version": 1,
+        "loop": { "maxIdentical": 1, "windowSeconds": 60 },
+        "tools": [ { "name": "search", "inputSchema": { "type": "object" } } ],
+        "policy": { "rules": [ { "effect": "allow", "tools": ["search"] } ] } }"#;
+    let now = Arc::new(AtomicU64::new(1_800_000_000_000));
+    let gate = gate_at(&now, config);
+    let ana = ctx(r#"{"subject":"ana"}"#);
+    let twice = turn(&[("search", r#"{"q":"a"}"#), ("search", r#"{"q":"a"}"#)]).replace("call_1", "call_0");
+    let e = gate.guard_step(OPENAI, &twice, &TurnOptions::default(), Arc::clone(&ana)).unwrap_err();
+    assert!(e.to_string().contains("appears twice"), "{e}");
+    for stage in [Stage::Full, Stage::Ask] {
+        let e = gate.guard_as(OPENAI, &twice, &TurnOptions::default(), &gate.who(&ana, stage)).unwrap_err();
+        assert!(e.to_string().contains("appears twice"), "{e}");
+    }
+    // nothing was counted toward the loop guard: the same call, once, still passes
+    let once = turn(&[("search", r#"{"q":"a"}"#)]);
+    let r = gate.guard_as(OPENAI, &once, &TurnOptions::default(), &gate.who(&ana, Stage::Full)).unwrap();
+    assert_eq!(r.calls[0].verdict.outcome, Outcome::Passed);
+}

@@ -21,13 +21,17 @@
 //!    caller — on a second gate with a role policy, callers whose answers differ, in alternating
 //!    order so remembered runs are found again — exactly what `filter_tools_as` and
 //!    `filter_tools_removals` answer for that caller.
+//! 8. The engines' two steps with the turn kept in between (`guard_step`, then
+//!    `PendingTurn::finish` with answers taken from the input's bytes) answer exactly what the two
+//!    passes answer (`guard_as` at `Stage::Ask`, then at `Stage::Answers`), or fail alike, on two
+//!    twin gates with the role policy, for each of its callers.
 //!
 //! Exception to 3 and 4: when the strict parse recorded a duplicate or prototype key, a call
 //! refused `bad_arguments` may change outcome — `serde_json` keeps a duplicate's last value and
 //! the payload written back keeps the first one and drops prototype keys, so that call's
 //! arguments are no longer the text the model sent.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use toolgate_core::json::parse::parse_payload;
@@ -40,23 +44,74 @@ fn gate() -> &'static Gate {
     GATE.get_or_init(|| Gate::from_json(CONFIG).expect("the fixture config compiles"))
 }
 
+/// The fixture config with a role policy.
+fn policy_config() -> String {
+    let mut config: Value = serde_json::from_str(CONFIG).expect("the fixture config parses");
+    config["policy"] = serde_json::json!({ "rules": [
+        { "id": "a", "effect": "allow", "roles": ["a"], "tools": ["get_weather", "search"] },
+        { "id": "b", "effect": "allow", "roles": ["b"], "tools": ["*"] },
+        { "id": "no-search-for-c", "effect": "deny", "roles": ["c"], "tools": ["search"] }
+    ] });
+    config.to_string()
+}
+
 /// The fixture config with a role policy, and callers it shows different tools.
 fn policy_gate() -> &'static (Gate, Vec<toolgate_core::CallContext>) {
     static GATE: OnceLock<(Gate, Vec<toolgate_core::CallContext>)> = OnceLock::new();
     GATE.get_or_init(|| {
-        let mut config: Value = serde_json::from_str(CONFIG).expect("the fixture config parses");
-        config["policy"] = serde_json::json!({ "rules": [
-            { "id": "a", "effect": "allow", "roles": ["a"], "tools": ["get_weather", "search"] },
-            { "id": "b", "effect": "allow", "roles": ["b"], "tools": ["*"] },
-            { "id": "no-search-for-c", "effect": "deny", "roles": ["c"], "tools": ["search"] }
-        ] });
-        let gate = Gate::from_json(&config.to_string()).expect("the fixture config with a policy compiles");
+        let gate = Gate::from_json(&policy_config()).expect("the fixture config with a policy compiles");
         let callers = [r#"{"roles":["a"]}"#, r#"{}"#, r#"{"roles":["b"]}"#, r#"{"roles":["b","c"]}"#, r#"{"roles":["a"]}"#, r#"{"roles":["b"]}"#]
             .iter()
             .map(|c| toolgate_core::CallContext::from_json(c).expect("a caller"))
             .collect();
         (gate, callers)
     })
+}
+
+/// Two twin gates with the role policy (one for each way of deciding in oracle 8: they see the
+/// same inputs, so the same state).
+fn engine_gates() -> &'static (Arc<Gate>, Gate) {
+    static GATES: OnceLock<(Arc<Gate>, Gate)> = OnceLock::new();
+    GATES.get_or_init(|| {
+        let text = policy_config();
+        (Arc::new(Gate::from_json(&text).expect("compiles")), Gate::from_json(&text).expect("compiles"))
+    })
+}
+
+/// Oracle 8 for dialect `d` on `text`.
+fn engine_steps_as_two_passes(d: Dialect, text: &str, data: &[u8]) {
+    use toolgate_core::{EngineAnswer, Stage, TurnStep};
+    const WORDS: [EngineAnswer; 4] = [EngineAnswer::Allow, EngineAnswer::Deny, EngineAnswer::Delegate, EngineAnswer::Unasked];
+    let (kept, twin) = engine_gates();
+    let (_, callers) = policy_gate();
+    let opts = TurnOptions::default();
+    for (n, c) in callers.iter().enumerate() {
+        let answers: Vec<EngineAnswer> = (0..8).map(|i| WORDS[usize::from(data.get(i + n).copied().unwrap_or(0) % 4)]).collect();
+        let step = kept.guard_step(DialectChoice::Is(d), text, &opts, Arc::new(c.clone()));
+        let first = twin.guard_as(DialectChoice::Is(d), text, &opts, &twin.who(c, Stage::Ask));
+        match (step, first) {
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{d}: the first steps fail differently"),
+            (Ok(TurnStep::Final(a)), Ok(b)) => {
+                assert!(b.calls.iter().all(|c| c.verdict.engine_question.is_none()), "{d}: final at once, yet a call has a question");
+                assert_eq!(a, b, "{d}: a turn final at the first step answers otherwise for {c:?}");
+            }
+            (Ok(TurnStep::Pending(p)), Ok(b)) => {
+                let asked: Vec<usize> = p.questions().map(|q| q.index).collect();
+                let want: Vec<usize> = b.calls.iter().enumerate().filter(|(_, c)| c.verdict.engine_question.is_some()).map(|(i, _)| i).collect();
+                assert_eq!(asked, want, "{d}: the kept turn asks about other calls");
+                // a host answers `unasked` for a call it did not ask about
+                let answers: Vec<EngineAnswer> = (0..p.len()).map(|i| if asked.contains(&i) { answers[i % answers.len()] } else { EngineAnswer::Unasked }).collect();
+                let got = p.finish(&answers);
+                let want = twin.guard_as(DialectChoice::Is(d), text, &opts, &twin.who(c, Stage::Answers(&answers)));
+                match (got, want) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{d}: the kept turn finishes otherwise than the second pass for {c:?} with {answers:?}"),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{d}: the second steps fail differently"),
+                    (a, b) => panic!("{d}: the kept turn answers {a:?}, the second pass {b:?}"),
+                }
+            }
+            (a, b) => panic!("{d}: guard_step answers {a:?}, guard_as at the ask stage {b:?}"),
+        }
+    }
 }
 
 /// Oracle 7 on `gate` for `callers`.
@@ -112,6 +167,7 @@ pub fn run(d: Dialect, data: &[u8]) {
     prepared_answers_as_unprepared(d, gate, &text, &[toolgate_core::CallContext::default(), toolgate_core::CallContext::default()]);
     let (policy, callers) = policy_gate();
     prepared_answers_as_unprepared(d, policy, &text, callers);
+    engine_steps_as_two_passes(d, &text, data);
 
     let direct = gate.guard(DialectChoice::Is(d), &text, &opts);
     let auto = gate.guard(DialectChoice::Auto, &text, &opts);
