@@ -9,7 +9,10 @@
  * Sides, interleaved per turn in one process (p50 / p90 / mean, ns), then tinybench:
  * - `toolgate guard, engine` — this build;
  * - `previous build, engine` — with `BENCH_BASELINE_DIST=<worktree>/dist`, that build's package
- *   on this build's binding (the two passes it made are still exports of the binding);
+ *   on this build's binding. It must speak this binding's exports: a build with `guardStep`
+ *   (2fa4c2b or later). The builds before decided a turn in two passes through `guard`'s
+ *   `engines` option, which the binding refuses since 28ebadb; fff1fdc was timed on 86a1e09's
+ *   binding, the last that still took it (docs/performance.md "Engines");
  * - `toolgate guard, no engine` — the same gate without the engine, for reference;
  * - `JSON.parse + 3 × (plain pipeline + engine)` — the peer: what a Node developer writes, the
  *   same engine asked for each call the pipeline allows.
