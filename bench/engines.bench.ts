@@ -3,7 +3,7 @@
  * four-role policy), the three-call OpenAI turn of `mcp.bench.ts` with the `developer` caller
  * prepared once, and a synchronous engine that delegates (it reads the request, as a real engine
  * would, and leaves the rules' answer). The engines' two steps run in one read of the payload:
- * the core keeps the turn decided up to the engines (`BindingPendingTurn`) and the second step
+ * the core keeps the turn decided up to the engines (by handle: `guardStep`) and the second step
  * runs only what comes after them.
  *
  * Sides, interleaved per turn in one process (p50 / p90 / mean, ns), then tinybench:

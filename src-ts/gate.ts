@@ -351,7 +351,7 @@ export class ToolGate {
 
   /**
    * Two-step check for a gate with engines, the call read once: the core decides it up to the
-   * engines and keeps it (`BindingPendingCall`), the engines are asked with the decided
+   * engines and keeps it (by handle: `checkStep`), the engines are asked with the decided
    * arguments, then only what comes after them runs (off the event loop for remote state). A
    * call refused before the engines' stage is final at the first step, recorded as such.
    */

@@ -136,7 +136,7 @@ export interface EngineQuestion {
   engine: string
 }
 
-/** Reads the questions of a pending turn (`BindingPendingTurn.questions`), in payload order. */
+/** Reads the questions of a turn kept for the engines (what `guardStep` answers after its handle), in payload order. */
 export function readQuestionsWire(wire: string): EngineQuestion[] {
   return JSON.parse(wire) as EngineQuestion[]
 }

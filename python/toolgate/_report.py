@@ -86,26 +86,20 @@ class TurnReport:
         return f"TurnReport(dialect={self.dialect!r}, calls={self.calls!r})"
 
 
-def read_native_call(c: NativeCall, engine_out: Optional[List[Optional[Dict[str, Any]]]] = None) -> TurnCall:
+def read_native_call(c: NativeCall) -> TurnCall:
     """One call as the binding answers it, ``(call_id, tool, verdict)`` (``turn_call_tuple`` in
-    crates/toolgate-python/src/convert.rs). ``engine_out`` receives its engine question
-    (``None``: not asked)."""
+    crates/toolgate-python/src/convert.rs)."""
     call_id, tool, vt = c
-    v = turn_call_from_native(call_id, tool, vt)
-    if engine_out is not None:
-        facts = vt[6]
-        engine = None if facts is None else facts[6]
-        engine_out.append(None if engine is None else {"tool": tool, "arguments": vt[3] or {}, "action": v.action, "resource": v.resource, "engine": engine})
-    return v
+    return turn_call_from_native(call_id, tool, vt)
 
 
-def read_native_report(t: NativeReport, original: Any, text: str, engine_out: Optional[list] = None) -> TurnReport:
+def read_native_report(t: NativeReport, original: Any, text: str) -> TurnReport:
     """``guard``'s report from the binding's values (``report_tuple`` in
     crates/toolgate-python/src/convert.rs); ``original`` is the payload as the caller gave it and
     ``text`` the JSON text decided on. The repairs are written into a fresh parse of ``text``
     when ``payload`` is first read (the caller's own value when there are none, parsed if it was
-    text). ``engine_out`` receives each call's engine question."""
-    r = _report_of(t, engine_out)
+    text)."""
+    r = _report_of(t)
     r._payload = None
     r._lazy = (original, text, t[2])
     return r
@@ -114,17 +108,17 @@ def read_native_report(t: NativeReport, original: Any, text: str, engine_out: Op
 def read_stream_report(t: NativeReport) -> TurnReport:
     """A stream's report from the binding's values: it carries the payload the stream built
     (``None`` when it built none)."""
-    r = _report_of(t, None)
+    r = _report_of(t)
     r._payload = t[6]
     r._lazy = None
     return r
 
 
-def _report_of(t: NativeReport, engine_out: Optional[list]) -> TurnReport:
+def _report_of(t: NativeReport) -> TurnReport:
     dialect, calls, _patches, feedback, provider_executed, turn_refusals, _payload = t
     r = TurnReport.__new__(TurnReport)
     r.dialect = dialect
-    r.calls = [read_native_call(c, engine_out) for c in calls]
+    r.calls = [read_native_call(c) for c in calls]
     r.allowed = _allowed(r.calls)
     r.feedback = feedback
     r.provider_executed = provider_executed

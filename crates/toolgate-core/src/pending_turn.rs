@@ -1,5 +1,5 @@
 //! A turn decided up to the plugged engines, kept for their answers: the engines' second step
-//! without a second pass (docs/architecture.md, "Plugged engines").
+//! without a second pass (docs/architecture.md, "The path of one turn").
 //!
 //! Engines live in the host, so a gate with engines decides a turn in two steps. The first,
 //! [`Gate::guard_step`], parses the payload, reads its calls and runs each through the built-in
@@ -28,7 +28,7 @@ use crate::gate::record::Origin;
 use crate::gate::who::{EngineAnswer, Stage};
 use crate::gate::Gate;
 use crate::turn::{raw_of, DecidedCalls, DialectChoice, TurnReport};
-use crate::verdict::{Reason, RulesAnswer, Verdict};
+use crate::verdict::{RulesAnswer, Verdict};
 
 /// The first step's answer ([`Gate::guard_step`]).
 #[derive(Debug)]
@@ -82,22 +82,6 @@ impl Gate {
         }
         self.record_held(&mut turn, &who);
         self.finish_turn(turn.dialect, turn.payload, turn.found, turn.verdicts).map(TurnStep::Final)
-    }
-}
-
-impl Gate {
-    /// The rest of the pipeline for a call decided at [`Stage::Ask`] whose verdict puts a question
-    /// to the engines: what that step added at the engines' stage (the question, the action and
-    /// resource) is taken off and [`Gate::authorize`] runs again with `who`'s answers, time and
-    /// state. Not signed or recorded ([`Gate::finish`] does that).
-    pub(crate) fn after_engines(&self, tool: &str, mut v: Verdict, who: &crate::gate::who::Who<'_>) -> Verdict {
-        v.engine_question = None;
-        v.action = None;
-        v.resource = None;
-        match self.tool_named(tool) {
-            Some(t) => self.authorize(t, v, who),
-            None => Verdict::denied(Reason::Engine, format!("Not permitted: `{tool}` could not be decided. Send the call again.")),
-        }
     }
 }
 

@@ -11,8 +11,18 @@
 
 use std::sync::Mutex;
 
+use napi::Error;
+
 /// Most decisions waiting for the engines at once, per kind (calls, turns).
 pub(crate) const CAPACITY: usize = 1 << 16;
+
+/// The error of a first step when [`CAPACITY`] decisions already wait for the engines.
+pub(crate) fn too_many() -> Error<String> {
+    Error::new(
+        "E_CONFIG".to_string(),
+        format!("{CAPACITY} decisions are already waiting for the policy engines; nothing more is taken until they are answered"),
+    )
+}
 
 /// A bounded table of waiting decisions (see the module docs).
 pub(crate) struct Pending<T>(Mutex<Table<T>>);

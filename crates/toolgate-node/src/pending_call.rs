@@ -13,7 +13,7 @@ use napi_derive::napi;
 use toolgate_core::{CallContext, CallStep, PendingCall};
 
 use crate::decide_async::{Decide, Op};
-use crate::pending::{Pending, CAPACITY};
+use crate::pending::{too_many, Pending};
 use crate::{caller, context, engine_answer, gate_of, to_js_error, to_wire, PANIC_WIRE};
 
 /// Every call waiting for the engines' answer, by handle.
@@ -74,12 +74,4 @@ pub(crate) fn finish(call: PendingCall, answer: String) -> std::result::Result<S
 
 fn taken(handle: u32) -> std::result::Result<PendingCall, Error<String>> {
     CALLS.take(handle).ok_or_else(|| Error::new("E_CONFIG".to_string(), "this call is not waiting for the engines (finished or released before)".to_string()))
-}
-
-/// The error of a first step when [`CAPACITY`] decisions already wait for the engines.
-pub(crate) fn too_many() -> Error<String> {
-    Error::new(
-        "E_CONFIG".to_string(),
-        format!("{CAPACITY} decisions are already waiting for the policy engines; nothing more is taken until they are answered"),
-    )
 }

@@ -12,8 +12,7 @@ use napi_derive::napi;
 use toolgate_core::{DialectChoice, EngineAnswer, GateError, PendingTurn, TurnStep};
 
 use crate::decide_async::{Decide, Op};
-use crate::pending::Pending;
-use crate::pending_call::too_many;
+use crate::pending::{too_many, Pending};
 use crate::{gate_of, guarded, turn_options};
 
 /// Every turn waiting for the engines' answers, by handle.

@@ -256,6 +256,21 @@ impl Gate {
         self.with_facts(t, Verdict::denied(reason, message), resource, true)
     }
 
+    /// The rest of the pipeline for a call decided at [`Stage::Ask`] whose verdict puts a question
+    /// to the engines (a kept turn or call: `pending_turn.rs`, `pending_call.rs`): what that step
+    /// added at the engines' stage (the question, the action and resource) is taken off and
+    /// [`Gate::authorize`] runs again with `who`'s answers, time and state. Not signed or
+    /// recorded ([`Gate::finish`] does that).
+    pub(crate) fn after_engines(&self, tool: &str, mut v: Verdict, who: &Who<'_>) -> Verdict {
+        v.engine_question = None;
+        v.action = None;
+        v.resource = None;
+        match self.tool_named(tool) {
+            Some(t) => self.authorize(t, v, who),
+            None => Verdict::denied(Reason::Engine, format!("Not permitted: `{tool}` could not be decided. Send the call again.")),
+        }
+    }
+
     /// Adds what policy was asked (action, resource) to a verdict, when there is a policy or a
     /// resource to tell.
     fn with_facts(&self, t: &Tool, mut v: Verdict, resource: Option<String>, always: bool) -> Verdict {
