@@ -10,7 +10,8 @@
  * Env overrides: BENCH_ROUNDS (interleaved rounds, default 300), BENCH_TIME (tinybench ms per
  * task, default 1500). Sections, in order: correctness (every case, both sides); `check`
  * interleaved per-call timing (p50, mean, ratio); a three-call OpenAI turn through `guard` vs
- * JSON.parse + the pipeline per call; flat 10 → 10,000 tools; compile time of 1,000 schemas;
+ * JSON.parse + the pipeline per call; the floor (the native crossing with the call's text and
+ * the `JSON.parse` the host needs, no decision) against the pipeline; flat 10 → 10,000 tools; compile time of 1,000 schemas;
  * tinybench on the check corpus and the turn. Figures go to stdout and bench/results/mcp.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -176,6 +177,44 @@ async function main(): Promise<void> {
   const gp = grd['JSON.parse + 3 × plain pipeline']
   for (const [n, s] of Object.entries(grd)) if (!n.startsWith('JSON')) console.log(`ratio ${pad(n, 42)} / peer: p50 ${fmt(s.p50 / gp.p50, 2)}, mean ${fmt(s.mean / gp.mean, 2)}  (target p50 ≤ 5000 ns, ratio ≤ 1.0)`)
 
+  // ---- the floor: what any gate in a native addon pays before it decides anything
+  // The raw binding's `check` on a gate handle that names nothing reads both strings into Rust
+  // and answers a fixed short text: the crossing with this call's text, no decision. Add the
+  // `JSON.parse` the host needs for `arguments` (the peer pays it too) and the gap to the peer is
+  // what a 1.0× target leaves for the decision itself — the core's strict parse, schema, policy,
+  // verdict — whose parse alone `cargo run --release -p toolgate-core --example mcp_timing` prints.
+  const raw = require(resolve(here, '..', 'binding', 'index.js')) as { check(handle: number, tool: string, args: string, caller?: number): string }
+  const NO_GATE = 0xffff_ffff
+  const parseOr = (text: string): unknown => {
+    try {
+      return JSON.parse(text)
+    } catch {
+      return undefined
+    }
+  }
+  if (!raw.check(NO_GATE, 'x', '{}', 0).includes('released')) throw new Error('floor: the raw check on no gate did not answer as a released gate')
+  const floorSides: Record<string, CheckSide> = {
+    'JSON.parse(args)': (k) => parseOr(k.args),
+    'crossing, no decision': (k) => raw.check(NO_GATE, k.tool, k.args, 0),
+    'floor: crossing + JSON.parse(args)': (k) => [raw.check(NO_GATE, k.tool, k.args, 0), parseOr(k.args)],
+    'plain pipeline': (k) => pipeline(k.tool, k.args, callers[k.caller] as CorpusCaller),
+  }
+  const turnArgs = (JSON.parse(completion) as { choices: { message: { tool_calls: { function: { arguments: string } }[] } }[] }).choices[0].message.tool_calls.map((c) => c.function.arguments)
+  const turnFloorSides: Record<string, CheckSide> = {
+    'floor: completion across + 3 × JSON.parse(args)': () => [raw.check(NO_GATE, 'x', completion, 0), turnArgs.map((a) => JSON.parse(a) as unknown)],
+    'JSON.parse + 3 × plain pipeline': () => peerTurn(completion),
+  }
+  for (let w = 0; w < (QUICK ? 200 : 2000); w++) {
+    for (const f of Object.values(floorSides)) for (const k of cases) f(k)
+    for (const f of Object.values(turnFloorSides)) f(one[0])
+  }
+  const flo = interleaved(floorSides, cases, ROUNDS, empty)
+  const tflo = interleaved(turnFloorSides, one, ROUNDS * 10, empty)
+  console.log(`\n== floor: before any decision (ns, p50; ${ROUNDS} interleaved rounds) ==`)
+  for (const [n, s] of [...Object.entries(flo), ...Object.entries(tflo)]) console.log(`${pad(n, 52)} ${lpad(fmt(s.p50), 7)}`)
+  const floor = { check: flo['floor: crossing + JSON.parse(args)'].p50 / flo['plain pipeline'].p50, turn: tflo['floor: completion across + 3 × JSON.parse(args)'].p50 / tflo['JSON.parse + 3 × plain pipeline'].p50 }
+  console.log(`floor / peer: check ${fmt(floor.check, 2)}, turn ${fmt(floor.turn, 2)} — a 1.0× target leaves the decision ${fmt(flo['plain pipeline'].p50 - flo['floor: crossing + JSON.parse(args)'].p50)} ns a call, ${fmt(tflo['JSON.parse + 3 × plain pipeline'].p50 - tflo['floor: completion across + 3 × JSON.parse(args)'].p50)} ns a turn`)
+
   // ---- scale: 10 → 10,000 tools
   console.log('\n== scale: check with the developer caller, gates of 10 → 10,000 tools (ns, p50) ==')
   const scale: Record<string, { tools: number; pass: number; unknown: number; compileMs: number }> = {}
@@ -235,7 +274,7 @@ async function main(): Promise<void> {
     console.log(`${pad(t.name, 52)} mean ${lpad(fmt(tb[t.name].mean), 7)}  p50 ${lpad(fmt(tb[t.name].p50), 7)}`)
   }
 
-  const out = { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), cpu: cpus()[0]?.model ?? null, load: loadavg(), package: note }, correct: { toolgate: okGate, pipeline: okPipe, of: cases.length }, check: chk, ratios, guard: grd, scale, compile1000: { toolgateMs: median(tc), ajvMs: median(ta) }, tinybench: tb }
+  const out = { generatedAt: new Date().toISOString(), environment: { node: process.version, platform: platform(), arch: arch(), cpu: cpus()[0]?.model ?? null, load: loadavg(), package: note }, correct: { toolgate: okGate, pipeline: okPipe, of: cases.length }, check: chk, ratios, guard: grd, floor: { check: flo, turn: tflo, ratios: floor }, scale, compile1000: { toolgateMs: median(tc), ajvMs: median(ta) }, tinybench: tb }
   mkdirSync(join(here, 'results'), { recursive: true })
   writeFileSync(join(here, 'results', 'mcp.json'), JSON.stringify(out, null, 2) + '\n')
   console.log(`\nwrote ${join(here, 'results', 'mcp.json')}`)

@@ -11,6 +11,8 @@
 //! [turn file]` guards a turn (by default `bench/corpus/mcp/turn.json`, the three-call OpenAI turn
 //! of `bench/mcp.bench.ts`, generated beside `config.json`) with the developer caller and prints
 //! the mean per turn).
+//! After the table: the strict parse alone (each argument text, the turn's completion), the floor
+//! every decision starts from.
 //! `… -- --scale` times "did you mean" (the unknown tool `read_fil`, the developer caller) on
 //! the scale bench's gates of 10 / 100 / 1,000 / 10,000 tools (`scaledConfig` in
 //! `bench/corpus/mcp/corpus.ts`), interleaved: the whole `check`, and the offered names alone
@@ -237,4 +239,45 @@ fn main() {
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
     println!("{:<32} {:>9.0} {:>9.0} {:>9.0}", "all calls, p50", median(all_p.clone()), median(all_j.clone()), median(all_n.clone()));
     println!("{:<32} {:>9.0} {:>9.0} {:>9.0}", "all calls, mean", mean(&all_p), mean(&all_j), mean(&all_n));
+    parse_floor(&cases, &dir);
+}
+
+/// The strict parse alone, which every decision starts with: p50 over the corpus's argument texts
+/// (`json::parse::parse_str_info`, as `check` reads them) and of the turn's completion
+/// (`json::parse::parse_payload`, as `guard` reads it). With `bench/mcp.bench.ts`'s "floor"
+/// section, what the 1.0× targets leave for the decision (docs/performance.md).
+fn parse_floor(cases: &[(String, String, String, String)], dir: &Path) {
+    use toolgate_core::json::parse::{parse_payload, parse_str_info, Limits};
+    let limits = Limits::default();
+    let turn = std::fs::read_to_string(dir.join("turn.json")).expect("turn.json");
+    // the empty timer pair, subtracted from every sample (short texts take a few of its costs)
+    let empty = median(
+        (0..20_000)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(t.elapsed().as_nanos() as f64)
+            })
+            .collect(),
+    );
+    let (mut args, mut whole) = (Vec::new(), Vec::new());
+    for round in 0..2200 {
+        for c in cases {
+            let t = Instant::now();
+            black_box(parse_str_info(black_box(&c.3), &limits).ok());
+            if round >= 200 {
+                args.push(t.elapsed().as_nanos() as f64 - empty);
+            }
+        }
+        let t = Instant::now();
+        black_box(parse_payload(black_box(&turn), &limits, 1 << 20).ok());
+        if round >= 200 {
+            whole.push(t.elapsed().as_nanos() as f64 - empty);
+        }
+    }
+    println!(
+        "strict parse alone, p50 (empty timer pair {empty:.0} ns subtracted): an argument text {:.0} ns; the turn's completion ({} bytes) {:.0} ns",
+        median(args),
+        turn.len(),
+        median(whole)
+    );
 }
