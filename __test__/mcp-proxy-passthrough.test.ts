@@ -5,7 +5,8 @@
 // message instead, so the client reads the id the proxy routed by.
 import { describe, expect, it } from 'vitest'
 
-import { argumentsAt, McpProxy } from '../src-ts/proxy/mcp/proxy'
+import { McpProxy } from '../src-ts/proxy/mcp/proxy'
+import { argumentsAt } from '../src-ts/proxy/mcp/rpc'
 
 const config = { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { n: { type: 'integer' }, s: { type: 'string' } }, required: ['n'] } }] }
 

@@ -10,8 +10,7 @@ import { randomUUID } from 'node:crypto'
 
 import type { TurnCall, Verdict } from '../../types'
 import type { RpcId } from './jsonrpc-lines'
-
-type Msg = Record<string, unknown>
+import type { Msg } from './rpc'
 
 /** Elicitations one proxy keeps open at a time; past this, a call needing approval is refused. */
 export const MAX_OPEN_ELICITATIONS = 64

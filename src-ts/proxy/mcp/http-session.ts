@@ -13,13 +13,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js'
 
-import { CONNECTION_CLOSED, DEFAULT_MAX_PENDING, INVALID_REQUEST, McpProxy, OPEN_WHY, OVERLOADED, type McpProxyOptions } from './proxy'
+import { DEFAULT_MAX_PENDING, McpProxy, type McpProxyOptions } from './proxy'
+import { CONNECTION_CLOSED, INVALID_REQUEST, OPEN_WHY, OVERLOADED, type Msg } from './rpc'
 import type { RpcId } from './jsonrpc-lines'
 import { refuse } from './http-guard'
 import type { Upstream, UpstreamEvents } from './http-upstream'
 import type { CallContext } from '../../types'
 
-type Msg = Record<string, unknown>
 type TransportClass = typeof StreamableHTTPServerTransport
 
 /** What a session needs from the listener. */

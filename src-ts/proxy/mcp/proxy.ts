@@ -1,7 +1,8 @@
 // The MCP proxy: sits between an MCP client and an MCP server, passes every message through
 // unchanged, and gates the client's `tools/call` requests with a ToolGate built from the server's
 // own `tools/list` answers (merged with the configured tools). All decisions are the gate's: this
-// file only routes messages and keeps track of ids. Tool definitions are pinned (pins.ts);
+// file only routes messages and keeps track of ids (pending-requests.ts; its own JSON-RPC answers
+// and line checks: rpc.ts). Tool definitions are pinned (pins.ts);
 // calls needing the user's approval are asked through elicitation (confirm.ts); the stdio
 // runner is stdio.ts.
 import { isObj as isObject } from '../../json-object'
@@ -9,7 +10,6 @@ import { randomUUID } from 'node:crypto'
 
 import { guardSingleCall, type ToolGate } from '../../gate'
 import type { SingleCallDecision } from '../../single-call'
-import { valueSpan } from '../json-span'
 import type { GateState } from '../../state'
 import type { CallerOption } from '../../context'
 import type { CallContext, GuardOptions, ToolGateConfig, TurnReport, Verdict } from '../../types'
@@ -19,6 +19,8 @@ import { McpConfirmations } from './confirm'
 import { ToolPins } from './pins'
 import type { McpConfigReloads } from './reload'
 import { changedMessage, McpToolSet, toolsOf, type Learned } from './tools'
+import { CALL, PendingRequests } from './pending-requests'
+import { argumentsAt, clip, CONNECTION_CLOSED, idText, INVALID_REQUEST, isId, oneId, oneLine, OPEN_WHY, OVERLOADED, PARSE_ERROR, rpcError, type Msg } from './rpc'
 
 /** Options of {@link McpProxy}. */
 export interface McpProxyOptions {
@@ -82,76 +84,17 @@ export interface McpProxySinks {
   toServerText?(text: string): void
 }
 
-type Msg = Record<string, unknown>
-
-/** JSON-RPC error codes the proxy itself answers with. */
-export const PARSE_ERROR = -32700
-export const INVALID_REQUEST = -32600
-/** The MCP SDK's `ConnectionClosed`: the server went away before answering. */
-export const CONNECTION_CLOSED = -32000
-/** The proxy's own bound was reached (held messages, requests in flight): the request was not forwarded. */
-export const OVERLOADED = -32001
-
-/** What the requests counted against `maxPending` are, as refusals name them. */
-export const OPEN_WHY = 'in flight, or cancelled and not yet answered by the server'
-
-/** How long the client's messages are held for the proxy's own tools/list. */
-const LIST_TIMEOUT_MS = 10_000
-
-const isId = (v: unknown): v is RpcId => typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
-
-/** What the proxy remembers of a client request in flight to the server. */
-interface PendingRequest {
-  method: string
-  /** A `tools/list` for a later page (its answer adds to the tools, not replaces them). */
-  cursor: boolean
-  /** A `tools/list`: the caller who sent it, whom its answer is filtered for (`filterList`). */
-  ctx?: CallContext
-}
-
 /** A client message held while the proxy lists the server's tools, with the caller who sent it. */
 interface Held {
   msg: Msg
   ctx: CallContext | undefined
 }
-/** The entry of every forwarded `tools/call` (one object, shared). */
-const CALL: PendingRequest = Object.freeze({ method: 'tools/call', cursor: false })
 
-/**
- * Client requests in flight, by id. Number and string ids are kept apart (client and server ids
- * of the same value but different types are different ids), each by its own value: no key
- * string is made per request.
- */
-class PendingRequests {
-  readonly #num = new Map<number, PendingRequest>()
-  readonly #str = new Map<string, PendingRequest>()
 
-  get size(): number {
-    return this.#num.size + this.#str.size
-  }
+/** How long the client's messages are held for the proxy's own tools/list. */
+const LIST_TIMEOUT_MS = 10_000
 
-  get(id: RpcId): PendingRequest | undefined {
-    return typeof id === 'number' ? this.#num.get(id) : this.#str.get(id)
-  }
 
-  set(id: RpcId, p: PendingRequest): void {
-    if (typeof id === 'number') this.#num.set(id, p)
-    else this.#str.set(id, p)
-  }
-
-  delete(id: RpcId): void {
-    if (typeof id === 'number') this.#num.delete(id)
-    else this.#str.delete(id)
-  }
-
-  /** Every id in flight, and empties the table. */
-  drain(): RpcId[] {
-    const ids: RpcId[] = [...this.#num.keys(), ...this.#str.keys()]
-    this.#num.clear()
-    this.#str.clear()
-    return ids
-  }
-}
 
 /**
  * The proxy as a message router. Feed it every message each side sends ({@link fromClient},
@@ -828,53 +771,4 @@ export class McpProxy {
   }
 }
 
-function rpcError(id: RpcId | null, code: number, message: string): Msg {
-  return { jsonrpc: '2.0', id, error: { code, message } }
-}
-
-/**
- * Whether a server line may be passed on as it came: the key `"id"` written once, no `\u`
- * escape (which could spell another), and no carriage return (see {@link oneLine}). A line with two `id` members could be read by the client
- * with the first and by the proxy with the last; such lines (and any with escapes) are written
- * from the parsed message instead, so the client reads the id the proxy routed by.
- */
-function oneId(line: string): boolean {
-  const i = line.indexOf('"id"')
-  return i === line.lastIndexOf('"id"') && !line.includes('\\u') && oneLine(line)
-}
-
-/**
- * Whether `text`, one line to this proxy's reader (split at `\n` only, as the MCP stdio transport
- * says), is one line to every reader: it holds no carriage return. JSON reads a bare `\r` as
- * whitespace, so a line may hold `\r{…another message…}\r` between two tokens and still parse as
- * the one message the gate decided — but a reader splitting at `\r` too (Python's text streams in
- * universal-newline mode, as the official Python SDK's stdio server reads; Java's and .NET's
- * `readLine`) reads the message between them, which the gate never saw. Such text is never passed
- * on as it came: it is written from the parsed message (whose serializer escapes every `\r`).
- */
-function oneLine(text: string): boolean {
-  return !text.includes('\r')
-}
-
-/**
- * Where the `arguments` object of a `tools/call` the gate decided stands in its text, for a
- * message that has `params.arguments` (`text` is what the gate read: its strict parse refused any
- * key written twice): found only when the text names `"arguments"` once and holds no `\u` escape
- * (which could spell it), so that one occurrence is `params.arguments`'s key; from its `{` to its
- * `}`. `undefined` otherwise (the caller then re-encodes the whole message from the decision).
- */
-export function argumentsAt(text: string): { start: number; end: number } | undefined {
-  const key = text.indexOf('"arguments"')
-  if (key < 0 || key !== text.lastIndexOf('"arguments"') || text.includes('\\u')) return undefined
-  return valueSpan(text, key + 11, '{')
-}
-
-/** A request id as the log and the error messages name it (a string quoted, and clipped). */
-function idText(id: RpcId): string {
-  return typeof id === 'number' ? String(id) : clip(JSON.stringify(id))
-}
-
-function clip(s: string): string {
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s
-}
 
