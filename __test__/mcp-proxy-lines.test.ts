@@ -5,7 +5,8 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 
-import { readLines, type LineEvent } from '../src-ts/proxy/mcp/jsonrpc-lines'
+import { readLines, sniffOversized, type LineEvent } from '../src-ts/proxy/mcp/jsonrpc-lines'
+import { rng } from './helpers/rng'
 
 const KEEP = 4096
 
@@ -39,14 +40,6 @@ function naive(all: Buffer, max: number): LineEvent[] {
   return out
 }
 
-/** A deterministic pseudo-random source (the cuts must be reproducible). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    return s / 2 ** 32
-  }
-}
 
 function cut(all: Buffer, next: () => number, maxChunk: number): Buffer[] {
   const chunks: Buffer[] = []
@@ -96,6 +89,20 @@ describe('readLines', () => {
     for (const [max, maxChunk] of [[2048, 7], [2048, 300], [1000, 5000], [2048, 70_000], [100_000, 64 * 1024]]) {
       expect(await read(cut(all, next, maxChunk), max)).toEqual(naive(all, max))
     }
+  })
+
+  it('an oversized line shorter than the kept head (a limit under 4 KiB) keeps only its own bytes, never the lines after it', async () => {
+    // with `--max-message-bytes 2048` a 3,000-byte line is oversized yet shorter than the 4 KiB
+    // head kept of it: its head ran on into the next messages of the same chunk, which the
+    // proxy then read for the oversized message's id and method
+    const big = `{"pad":"${'p'.repeat(3000)}"`
+    const next = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}'
+    const events = await read([Buffer.from(`${big}\n${next}\n`)], 2048)
+    expect(events).toEqual([
+      { kind: 'oversized', bytes: big.length, head: big, tail: big },
+      { kind: 'line', text: next },
+    ])
+    expect(sniffOversized(events[0].kind === 'oversized' ? events[0].head : '', '')).toEqual({ isResponse: false })
   })
 
   it('an oversized line spread over many chunks is reported once, with its true size', async () => {

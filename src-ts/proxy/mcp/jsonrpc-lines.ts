@@ -121,7 +121,7 @@ export function readLines(input: Readable, maxLineBytes: number, onEvent: (e: Li
       if (j < 0) j = s.length
       const e = j > i && s.charCodeAt(j - 1) === 0x0d ? j - 1 : j
       if (e - i > maxLineBytes) {
-        onEvent({ kind: 'oversized', bytes: e - i, head: s.slice(i, i + KEEP), tail: s.slice(Math.max(i, e - KEEP), e) })
+        onEvent({ kind: 'oversized', bytes: e - i, head: s.slice(i, Math.min(i + KEEP, e)), tail: s.slice(Math.max(i, e - KEEP), e) })
       } else if (e > i) {
         const text = s.slice(i, e)
         if (s.charCodeAt(i) === 0x7b || text.trim() !== '') onEvent({ kind: 'line', text })

@@ -1,0 +1,15 @@
+// A seeded pseudo-random source for the tests that generate their inputs (mutants, cuts of a
+// byte stream): the same seed gives the same sequence on every run, so a failure names an input
+// that can be made again.
+
+/** mulberry32: numbers in [0, 1), the same sequence for the same `seed`. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
