@@ -10,15 +10,8 @@ import { startHttpProxy, type HttpProxy } from '../src-ts/proxy/http/proxy'
 import { RequestLayouts, toolsSpan } from '../src-ts/proxy/http/request-layout'
 import { redactSecrets } from '../src-ts/proxy/redact-url'
 import { startRawUpstream, type RawUpstream } from './helpers/http-proxy'
+import { rng } from './helpers/rng'
 
-/** A deterministic pseudo-random source. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    return s / 2 ** 32
-  }
-}
 
 const TOOLS = [
   { type: 'function', function: { name: 'read_file', description: 'Read a "file" [any] {size} \\ path', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },

@@ -16,6 +16,7 @@ import { ToolGateError } from '../../src-ts/errors'
 import { ToolGate, type ToolGateConfig, type TurnReport } from '../../src-ts/index'
 import { decidedAnswer } from '../../src-ts/proxy/http/rewrite'
 import type { RequestDialect } from '../../src-ts/request-dialect'
+import { rng } from '../helpers/rng'
 
 const fixtures = join(__dirname, '..', 'fixtures', 'dialects')
 const tools = JSON.parse(readFileSync(join(fixtures, 'tools.json'), 'utf8')) as ToolGateConfig
@@ -34,17 +35,6 @@ const MUTANTS = Number(process.env.FORWARDED_MUTANTS) || 400
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
-/** mulberry32: a small seeded PRNG, so every run makes the same mutants. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Member names the three answer shapes are read by, and values a hostile answer would try. */
 const KEYS = ['tool_calls', 'function', 'custom', 'function_call', 'arguments', 'input', 'name', 'id', 'call_id', 'type', 'content', 'output', 'choices', 'message', 'finish_reason', 'stop_reason', 'namespace', 'status', 'text', 'role']
