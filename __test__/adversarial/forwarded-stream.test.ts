@@ -1,0 +1,144 @@
+// Adversarial: a streamed answer through the HTTP proxy gives the client's SDK exactly the calls
+// the gate allowed. The upstream's event stream is attacker-shaped: seeded mutants of Chat
+// Completions chunk streams — calls to allowed, hidden and undeclared tools, arguments needing
+// a repair or broken, ids repeated or missing, argument deltas cut anywhere, chunks duplicated,
+// moved, re-indexed, a second id or name on a later delta — go from a loopback upstream through
+// the real proxy (in process, a fixed `viewer` caller, a policy hiding `delete_file`) to the
+// official `openai` client, whose own accumulator (`finalChatCompletion`) says what the client
+// would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
+// calls of the gate's own decision on the same events (`gate.stream`, a twin gate of the same
+// tools and policy): the same tools with the decided arguments, in order. Deterministic.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { ToolGate, type ToolGateConfig, type TurnReport } from '../../src-ts/index'
+import { startHttpProxy, type HttpProxy } from '../../src-ts/proxy/http/proxy'
+import { startRawUpstream, type RawUpstream } from '../helpers/http-proxy'
+import { rng } from '../helpers/rng'
+import { openaiAt } from '../helpers/sdk-clients'
+
+const TOOLS = [
+  { name: 'search', schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  { name: 'get_weather', schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 14 } }, required: ['city'], additionalProperties: false } },
+  { name: 'delete_file', schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+]
+const policy = { rules: [{ effect: 'allow' as const, roles: ['viewer'], tools: ['search', 'get_weather'] }] }
+/** The proxy's config: the tools by name (their schemas are learned from the request), the policy. */
+const proxyConfig = { tools: TOOLS.map((t) => ({ name: t.name })), policy } as unknown as ToolGateConfig
+/** The twin that decides the same events in process: the tools as the request declares them. */
+const twin = new ToolGate({ tools: TOOLS.map((t) => ({ name: t.name, inputSchema: t.schema })), policy } as ToolGateConfig)
+const requestTools = TOOLS.map((t) => ({ type: 'function' as const, function: { name: t.name, parameters: t.schema } }))
+const MUTANTS = Number(process.env.FORWARDED_MUTANTS) || 120
+
+type Obj = Record<string, unknown>
+const ARGS: Record<string, string[]> = {
+  search: ['{"query":"rust"}', '{"query":5}', '{}', '{"query":"a","query":"b"}'],
+  get_weather: ['{"city":"Paris","days":"3"}', '{"city":"Oslo"}', '{"city":"Rome","days":99}', '{"city":"X","extra":1}', '{"city":'],
+  delete_file: ['{"path":"/etc/passwd"}'],
+  launch_rockets: ['{}'],
+}
+
+/** A mutant stream of chunks (the SSE `data:` texts, `[DONE]` last). */
+function mutantStream(r: () => number): string[] {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
+  const head = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', system_fingerprint: null }
+  const chunk = (delta: Obj, finish: string | null = null): Obj => ({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })
+  const chunks: Obj[] = [chunk({ role: 'assistant', content: '', refusal: null }), chunk({ content: 'Looking.' })]
+  const n = 1 + Math.floor(r() * 3)
+  for (let i = 0; i < n; i++) {
+    const tool = pick(Object.keys(ARGS))
+    const args = pick(ARGS[tool])
+    const id = pick([`call_${i}`, `call_${i}`, `call_${i}`, 'call_0', ''])
+    chunks.push(chunk({ tool_calls: [{ index: i, id, type: 'function', function: { name: tool, arguments: '' } }] }))
+    // the arguments cut in one to three pieces anywhere
+    const cuts = [0, ...Array.from({ length: Math.floor(r() * 3) }, () => Math.floor(r() * args.length)).sort((a, b) => a - b), args.length]
+    for (let k = 1; k < cuts.length; k++) chunks.push(chunk({ tool_calls: [{ index: i, function: { arguments: args.slice(cuts[k - 1], cuts[k]) } }] }))
+  }
+  chunks.push(chunk({}, 'tool_calls'))
+  for (let k = Math.floor(r() * 3); k > 0; k--) {
+    const calls = chunks.filter((c) => Array.isArray(((c.choices as Obj[])[0].delta as Obj).tool_calls))
+    const c = pick(calls)
+    const entry = (((c.choices as Obj[])[0].delta as Obj).tool_calls as Obj[])[0]
+    switch (Math.floor(r() * 6)) {
+      case 0:
+        chunks.splice(chunks.indexOf(c) + 1, 0, structuredClone(c)) // a chunk sent twice
+        break
+      case 1: {
+        const at = chunks.indexOf(c)
+        chunks.splice(at, 1)
+        chunks.splice(Math.max(1, Math.floor(r() * (chunks.length - 1))), 0, c) // a chunk moved
+        break
+      }
+      case 2:
+        entry.index = Math.floor(r() * 4) // re-indexed
+        break
+      case 3:
+        entry.id = pick(['call_9', 'call_0', '']) // another id on a later delta
+        break
+      case 4:
+        entry.function = { ...(entry.function as Obj), name: pick(['delete_file', 'search', 'h']) } // a name on a later delta
+        break
+      default:
+        chunks.splice(chunks.indexOf(c), 1) // a chunk lost
+    }
+  }
+  return [...chunks.map((c) => JSON.stringify(c)), '[DONE]']
+}
+
+/** What the gate decides for `events` in process: its report, or undefined when the stream fails. */
+function decided(events: string[]): TurnReport | undefined {
+  try {
+    const s = twin.stream({ dialect: 'openai', roles: ['viewer'] })
+    for (const e of events) s.push(`data: ${e}`)
+    return s.end()
+  } catch {
+    return undefined
+  }
+}
+
+describe('a streamed answer through the HTTP proxy gives the SDK exactly the allowed calls', () => {
+  let upstream: RawUpstream
+  let proxy: HttpProxy
+  let current: string[] = []
+  beforeAll(async () => {
+    upstream = await startRawUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.end(current.map((e) => `data: ${e}\n\n`).join(''))
+    })
+    proxy = await startHttpProxy({ upstream: upstream.origin, port: 0, config: proxyConfig, fixed: { roles: ['viewer'] }, log: () => {} })
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await upstream?.close()
+  })
+
+  it(`${MUTANTS} mutant streams: what the openai client accumulates is what the gate allowed`, async () => {
+    const client = openaiAt(proxy.url)
+    const r = rng(777)
+    let finished = 0
+    let withCalls = 0
+    for (let m = 0; m < MUTANTS; m++) {
+      current = mutantStream(r)
+      const want = decided(current)
+      let got: { name: string; arguments: unknown }[] | undefined
+      try {
+        const stream = client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: requestTools })
+        const final = await stream.finalChatCompletion()
+        got = (final.choices[0]?.message.tool_calls ?? []).map((c) => {
+          const f = (c as { function: { name: string; arguments: string } }).function
+          return { name: f.name, arguments: JSON.parse(f.arguments) as unknown }
+        })
+      } catch {
+        continue // the stream ended in an error: the client has no answer to run
+      }
+      const where = `mutant ${m}: ${current.join('\n')}`
+      expect(want, `the SDK finished a stream the gate could not: ${where}\ngot ${JSON.stringify(got)}`).toBeDefined()
+      const allowed = want!.calls.filter((c) => c.allowed).map((c) => ({ name: c.tool, arguments: c.arguments }))
+      expect(got, where).toEqual(allowed)
+      finished++
+      if (allowed.length > 0) withCalls++
+    }
+    // the mutants reach the client, with allowed calls in them, or this tests nothing
+    expect(finished).toBeGreaterThan(MUTANTS / 5)
+    expect(withCalls).toBeGreaterThan(MUTANTS / 10)
+  })
+})
