@@ -1,11 +1,11 @@
 // Adversarial: a streamed answer through the HTTP proxy gives the client's SDK exactly the calls
 // the gate allowed. The upstream's event stream is attacker-shaped: seeded mutants of Chat
-// Completions chunk streams — calls to allowed, hidden and undeclared tools, arguments needing
+// Completions chunk streams and Messages event streams — calls to allowed, hidden and undeclared tools, arguments needing
 // a repair or broken, ids repeated or missing, argument deltas cut anywhere, chunks duplicated,
 // moved, re-indexed, a second id or name on a later delta — go from a loopback upstream through
 // the real proxy (in process, a fixed `viewer` caller, a policy hiding `delete_file`) to the
-// official `openai` client, whose own accumulator (`finalChatCompletion`) says what the client
-// would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
+// official `openai` and `@anthropic-ai/sdk` clients, whose own accumulators
+// (`finalChatCompletion`, `finalMessage`) say what the client would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
 // calls of the gate's own decision on the same events (`gate.stream`, a twin gate of the same
 // tools and policy): the same tools with the decided arguments, in order. Deterministic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,7 +14,7 @@ import { ToolGate, type ToolGateConfig, type TurnReport } from '../../src-ts/ind
 import { startHttpProxy, type HttpProxy } from '../../src-ts/proxy/http/proxy'
 import { startRawUpstream, type RawUpstream } from '../helpers/http-proxy'
 import { rng } from '../helpers/rng'
-import { openaiAt } from '../helpers/sdk-clients'
+import { anthropicAt, openaiAt } from '../helpers/sdk-clients'
 
 const TOOLS = [
   { name: 'search', schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
@@ -84,10 +84,55 @@ function mutantStream(r: () => number): string[] {
   return [...chunks.map((c) => JSON.stringify(c)), '[DONE]']
 }
 
+/** A mutant Messages event stream (the SSE `data:` texts; each event's `type` is its SSE `event:` name). */
+function mutantMessageStream(r: () => number): string[] {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
+  const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } }
+  const events: Obj[] = [{ type: 'message_start', message }, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }]
+  events.push({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Looking.' } }, { type: 'content_block_stop', index: 0 })
+  const n = 1 + Math.floor(r() * 3)
+  for (let i = 1; i <= n; i++) {
+    const tool = pick(Object.keys(ARGS))
+    const input = pick(ARGS[tool])
+    events.push({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: pick([`toolu_${i}`, `toolu_${i}`, 'toolu_1', '']), name: tool, input: {} } })
+    const cuts = [0, ...Array.from({ length: Math.floor(r() * 3) }, () => Math.floor(r() * input.length)).sort((a, b) => a - b), input.length]
+    for (let k = 1; k < cuts.length; k++) events.push({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: input.slice(cuts[k - 1], cuts[k]) } })
+    events.push({ type: 'content_block_stop', index: i })
+  }
+  events.push({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }, { type: 'message_stop' })
+  for (let k = Math.floor(r() * 3); k > 0; k--) {
+    const blocks = events.filter((e) => typeof e.index === 'number' && e.index > 0)
+    const e = pick(blocks)
+    switch (Math.floor(r() * 6)) {
+      case 0:
+        events.splice(events.indexOf(e) + 1, 0, structuredClone(e)) // an event sent twice
+        break
+      case 1: {
+        events.splice(events.indexOf(e), 1)
+        events.splice(1 + Math.floor(r() * (events.length - 2)), 0, e) // an event moved
+        break
+      }
+      case 2:
+        e.index = Math.floor(r() * 5) // re-indexed
+        break
+      case 3:
+        if (e.type === 'content_block_start') e.content_block = { ...(e.content_block as Obj), name: pick(['delete_file', 'search', 'launch_rockets']) }
+        else e.delta = { type: 'input_json_delta', partial_json: pick(['}', '{"path":"/"}', '', '"']) }
+        break
+      case 4:
+        if (e.type === 'content_block_start') e.content_block = { ...(e.content_block as Obj), input: { path: '/etc/passwd' } } // input given at the start
+        break
+      default:
+        events.splice(events.indexOf(e), 1) // an event lost
+    }
+  }
+  return events.map((e) => JSON.stringify(e))
+}
+
 /** What the gate decides for `events` in process: its report, or undefined when the stream fails. */
-function decided(events: string[]): TurnReport | undefined {
+function decided(dialect: 'openai' | 'anthropic', events: string[]): TurnReport | undefined {
   try {
-    const s = twin.stream({ dialect: 'openai', roles: ['viewer'] })
+    const s = twin.stream({ dialect, roles: ['viewer'] })
     for (const e of events) s.push(`data: ${e}`)
     return s.end()
   } catch {
@@ -102,7 +147,9 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
   beforeAll(async () => {
     upstream = await startRawUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })
-      res.end(current.map((e) => `data: ${e}\n\n`).join(''))
+      // a Messages event goes with its type as the SSE event name, as the API writes it
+      const named = (e: string) => (e.startsWith('{"type":') ? `event: ${(JSON.parse(e) as Obj).type as string}\n` : '')
+      res.end(current.map((e) => `${named(e)}data: ${e}\n\n`).join(''))
     })
     proxy = await startHttpProxy({ upstream: upstream.origin, port: 0, config: proxyConfig, fixed: { roles: ['viewer'] }, log: () => {} })
   })
@@ -111,22 +158,20 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
     await upstream?.close()
   })
 
-  it(`${MUTANTS} mutant streams: what the openai client accumulates is what the gate allowed`, async () => {
-    const client = openaiAt(proxy.url)
-    const r = rng(777)
+  /**
+   * Runs `MUTANTS` streams made by `make` through the proxy, each read by `run` (the SDK's own
+   * accumulation: the calls the client would run, or a throw when the stream failed there).
+   */
+  async function sweep(dialect: 'openai' | 'anthropic', seed: number, make: (r: () => number) => string[], run: () => Promise<{ name: string; arguments: unknown }[]>): Promise<void> {
+    const r = rng(seed)
     let finished = 0
     let withCalls = 0
     for (let m = 0; m < MUTANTS; m++) {
-      current = mutantStream(r)
-      const want = decided(current)
-      let got: { name: string; arguments: unknown }[] | undefined
+      current = make(r)
+      const want = decided(dialect, current)
+      let got: { name: string; arguments: unknown }[]
       try {
-        const stream = client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: requestTools })
-        const final = await stream.finalChatCompletion()
-        got = (final.choices[0]?.message.tool_calls ?? []).map((c) => {
-          const f = (c as { function: { name: string; arguments: string } }).function
-          return { name: f.name, arguments: JSON.parse(f.arguments) as unknown }
-        })
+        got = await run()
       } catch {
         continue // the stream ended in an error: the client has no answer to run
       }
@@ -140,5 +185,25 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
     // the mutants reach the client, with allowed calls in them, or this tests nothing
     expect(finished).toBeGreaterThan(MUTANTS / 5)
     expect(withCalls).toBeGreaterThan(MUTANTS / 10)
+  }
+
+  it(`${MUTANTS} mutant Chat Completions streams: what the openai client accumulates is what the gate allowed`, async () => {
+    const client = openaiAt(proxy.url)
+    await sweep('openai', 777, mutantStream, async () => {
+      const final = await client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: requestTools }).finalChatCompletion()
+      return (final.choices[0]?.message.tool_calls ?? []).map((c) => {
+        const f = (c as { function: { name: string; arguments: string } }).function
+        return { name: f.name, arguments: JSON.parse(f.arguments) as unknown }
+      })
+    })
+  })
+
+  it(`${MUTANTS} mutant Messages streams: what the @anthropic-ai/sdk client accumulates is what the gate allowed`, async () => {
+    const client = anthropicAt(proxy.url)
+    const tools = TOOLS.map((t) => ({ name: t.name, input_schema: t.schema as { type: 'object' } }))
+    await sweep('anthropic', 778, mutantMessageStream, async () => {
+      const final = await client.messages.stream({ model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], tools }).finalMessage()
+      return final.content.filter((b) => b.type === 'tool_use').map((b) => ({ name: b.name, arguments: b.input }))
+    })
   })
 })
