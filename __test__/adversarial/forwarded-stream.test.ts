@@ -1,11 +1,11 @@
 // Adversarial: a streamed answer through the HTTP proxy gives the client's SDK exactly the calls
 // the gate allowed. The upstream's event stream is attacker-shaped: seeded mutants of Chat
-// Completions chunk streams and Messages event streams — calls to allowed, hidden and undeclared tools, arguments needing
+// Completions chunk streams, Messages event streams and Responses event streams — calls to allowed, hidden and undeclared tools, arguments needing
 // a repair or broken, ids repeated or missing, argument deltas cut anywhere, chunks duplicated,
 // moved, re-indexed, a second id or name on a later delta — go from a loopback upstream through
 // the real proxy (in process, a fixed `viewer` caller, a policy hiding `delete_file`) to the
 // official `openai` and `@anthropic-ai/sdk` clients, whose own accumulators
-// (`finalChatCompletion`, `finalMessage`) say what the client would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
+// (`finalChatCompletion`, `finalResponse`, `finalMessage`) say what the client would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
 // calls of the gate's own decision on the same events (`gate.stream`, a twin gate of the same
 // tools and policy): the same tools with the decided arguments, in order. Deterministic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +14,7 @@ import { ToolGate, type ToolGateConfig, type TurnReport } from '../../src-ts/ind
 import { startHttpProxy, type HttpProxy } from '../../src-ts/proxy/http/proxy'
 import { startRawUpstream, type RawUpstream } from '../helpers/http-proxy'
 import { rng } from '../helpers/rng'
+import { responseEvents } from '../helpers/upstream'
 import { anthropicAt, openaiAt } from '../helpers/sdk-clients'
 
 const TOOLS = [
@@ -129,8 +130,54 @@ function mutantMessageStream(r: () => number): string[] {
   return events.map((e) => JSON.stringify(e))
 }
 
+/** A mutant Responses event stream: a response's events (helpers/upstream.ts), then mutated. */
+function mutantResponseStream(r: () => number): string[] {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
+  const text = { type: 'message', id: 'msg_a', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Looking.', annotations: [] }] }
+  const calls = Array.from({ length: 1 + Math.floor(r() * 3) }, (_, i) => {
+    const tool = pick(Object.keys(ARGS))
+    return { type: 'function_call', id: `fc_${i}`, call_id: pick([`call_${i}`, `call_${i}`, 'call_0', '']), name: tool, arguments: pick(ARGS[tool]), status: 'completed' }
+  })
+  const response = { id: 'resp_1', object: 'response', created_at: 1, status: 'completed', model: 'm', error: null, output: [text, ...calls], usage: { input_tokens: 5, output_tokens: 9, total_tokens: 14 } }
+  const events = responseEvents(response).map((e) => e.data as Obj)
+  for (let k = Math.floor(r() * 3); k > 0; k--) {
+    const about = events.filter((e) => typeof e.output_index === 'number' && (e.output_index as number) > 0)
+    const e = pick(about)
+    const item = e.item as Obj | undefined
+    switch (Math.floor(r() * 7)) {
+      case 0:
+        events.splice(events.indexOf(e) + 1, 0, structuredClone(e)) // an event sent twice
+        break
+      case 1:
+        events.splice(events.indexOf(e), 1)
+        events.splice(2 + Math.floor(r() * (events.length - 3)), 0, e) // an event moved
+        break
+      case 2:
+        e.output_index = Math.floor(r() * 5) // re-indexed
+        break
+      case 3:
+        if (item !== undefined) e.item = { ...item, name: pick(['delete_file', 'search', 'launch_rockets']) }
+        else e.delta = pick(['}', '{"path":"/"}', '"'])
+        break
+      case 4:
+        if (item !== undefined) e.item = { ...item, arguments: '{"path":"/etc/passwd"}', call_id: pick(['call_9', 'call_0']) }
+        break
+      case 5: {
+        // the final response says something else than the stream did
+        const done = events[events.length - 1].response as Obj
+        const output = done.output as Obj[]
+        output.push({ type: 'function_call', id: 'fc_x', call_id: 'call_x', name: pick(Object.keys(ARGS)), arguments: '{"path":"/etc/passwd"}', status: 'completed' })
+        break
+      }
+      default:
+        events.splice(events.indexOf(e), 1) // an event lost
+    }
+  }
+  return events.map((e) => JSON.stringify(e))
+}
+
 /** What the gate decides for `events` in process: its report, or undefined when the stream fails. */
-function decided(dialect: 'openai' | 'anthropic', events: string[]): TurnReport | undefined {
+function decided(dialect: 'openai' | 'openai-responses' | 'anthropic', events: string[]): TurnReport | undefined {
   try {
     const s = twin.stream({ dialect, roles: ['viewer'] })
     for (const e of events) s.push(`data: ${e}`)
@@ -162,7 +209,7 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
    * Runs `MUTANTS` streams made by `make` through the proxy, each read by `run` (the SDK's own
    * accumulation: the calls the client would run, or a throw when the stream failed there).
    */
-  async function sweep(dialect: 'openai' | 'anthropic', seed: number, make: (r: () => number) => string[], run: () => Promise<{ name: string; arguments: unknown }[]>): Promise<void> {
+  async function sweep(dialect: 'openai' | 'openai-responses' | 'anthropic', seed: number, make: (r: () => number) => string[], run: () => Promise<{ name: string; arguments: unknown }[]>): Promise<void> {
     const r = rng(seed)
     let finished = 0
     let withCalls = 0
@@ -195,6 +242,15 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
         const f = (c as { function: { name: string; arguments: string } }).function
         return { name: f.name, arguments: JSON.parse(f.arguments) as unknown }
       })
+    })
+  })
+
+  it(`${MUTANTS} mutant Responses streams: what the openai client accumulates is what the gate allowed`, async () => {
+    const client = openaiAt(proxy.url)
+    const tools = TOOLS.map((t) => ({ type: 'function' as const, name: t.name, parameters: t.schema, strict: false }))
+    await sweep('openai-responses', 779, mutantResponseStream, async () => {
+      const final = await client.responses.stream({ model: 'm', input: 'hi', tools }).finalResponse()
+      return final.output.filter((o) => o.type === 'function_call').map((o) => ({ name: o.name, arguments: JSON.parse(o.arguments) as unknown }))
     })
   })
 
