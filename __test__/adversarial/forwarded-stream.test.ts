@@ -1,16 +1,18 @@
 // Adversarial: a streamed answer through the HTTP proxy gives the client's SDK exactly the calls
 // the gate allowed. The upstream's event stream is attacker-shaped: seeded mutants of Chat
-// Completions chunk streams, Messages event streams and Responses event streams — calls to allowed, hidden and undeclared tools, arguments needing
-// a repair or broken, ids repeated or missing, argument deltas cut anywhere, chunks duplicated,
-// moved, re-indexed, a second id or name on a later delta — go from a loopback upstream through
-// the real proxy (in process, a fixed `viewer` caller, a policy hiding `delete_file`) to the
-// official `openai` and `@anthropic-ai/sdk` clients, whose own accumulators
-// (`finalChatCompletion`, `finalResponse`, `finalMessage`) say what the client would run. Whenever it finishes without an error, its tool calls must be exactly the allowed
-// calls of the gate's own decision on the same events (`gate.stream`, a twin gate of the same
-// tools and policy): the same tools with the decided arguments, in order. Deterministic.
+// Completions, Responses and Messages streams — calls to allowed, hidden and undeclared tools,
+// arguments needing a repair or broken, ids repeated or missing, argument deltas cut anywhere,
+// events duplicated, moved, re-indexed or lost, another id, name or arguments on a later event —
+// go from a loopback upstream through the real proxy (in process, a fixed `viewer` caller, a
+// policy hiding `delete_file`) to the official `openai` and `@anthropic-ai/sdk` clients, whose
+// own accumulators (`finalChatCompletion`, `finalResponse`, `finalMessage`) say what the client
+// would run. Whenever one finishes without an error, its tool calls must be exactly the calls the
+// gate allowed on the same events (`gate.stream`, a twin gate of the same tools and policy): the
+// same tools with the decided arguments, in the order decided (the order they completed in: a
+// hostile stream may complete its calls in another order than it numbers them). Deterministic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { ToolGate, type ToolGateConfig, type TurnReport } from '../../src-ts/index'
+import { ToolGate, type ToolGateConfig } from '../../src-ts/index'
 import { startHttpProxy, type HttpProxy } from '../../src-ts/proxy/http/proxy'
 import { startRawUpstream, type RawUpstream } from '../helpers/http-proxy'
 import { rng } from '../helpers/rng'
@@ -38,6 +40,19 @@ const ARGS: Record<string, string[]> = {
   launch_rockets: ['{}'],
 }
 
+/**
+ * The event-level mutations every stream shares: `e` of `list` sent twice (`how` 0), moved to
+ * another place at or after `from` (1), or lost (2).
+ */
+function reshuffle<T>(list: T[], e: T, how: 0 | 1 | 2, r: () => number, from: number): void {
+  const at = list.indexOf(e)
+  if (how === 0) list.splice(at + 1, 0, structuredClone(e))
+  else {
+    list.splice(at, 1)
+    if (how === 1) list.splice(from + Math.floor(r() * (list.length - from)), 0, e)
+  }
+}
+
 /** A mutant stream of chunks (the SSE `data:` texts, `[DONE]` last). */
 function mutantStream(r: () => number): string[] {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
@@ -61,14 +76,9 @@ function mutantStream(r: () => number): string[] {
     const entry = (((c.choices as Obj[])[0].delta as Obj).tool_calls as Obj[])[0]
     switch (Math.floor(r() * 6)) {
       case 0:
-        chunks.splice(chunks.indexOf(c) + 1, 0, structuredClone(c)) // a chunk sent twice
+      case 1:
+        reshuffle(chunks, c, Math.floor(r() * 2) as 0 | 1, r, 1) // a chunk sent twice, or moved
         break
-      case 1: {
-        const at = chunks.indexOf(c)
-        chunks.splice(at, 1)
-        chunks.splice(Math.max(1, Math.floor(r() * (chunks.length - 1))), 0, c) // a chunk moved
-        break
-      }
       case 2:
         entry.index = Math.floor(r() * 4) // re-indexed
         break
@@ -79,7 +89,7 @@ function mutantStream(r: () => number): string[] {
         entry.function = { ...(entry.function as Obj), name: pick(['delete_file', 'search', 'h']) } // a name on a later delta
         break
       default:
-        chunks.splice(chunks.indexOf(c), 1) // a chunk lost
+        reshuffle(chunks, c, 2, r, 1) // a chunk lost
     }
   }
   return [...chunks.map((c) => JSON.stringify(c)), '[DONE]']
@@ -106,13 +116,9 @@ function mutantMessageStream(r: () => number): string[] {
     const e = pick(blocks)
     switch (Math.floor(r() * 6)) {
       case 0:
-        events.splice(events.indexOf(e) + 1, 0, structuredClone(e)) // an event sent twice
+      case 1:
+        reshuffle(events, e, Math.floor(r() * 2) as 0 | 1, r, 1) // an event sent twice, or moved
         break
-      case 1: {
-        events.splice(events.indexOf(e), 1)
-        events.splice(1 + Math.floor(r() * (events.length - 2)), 0, e) // an event moved
-        break
-      }
       case 2:
         e.index = Math.floor(r() * 5) // re-indexed
         break
@@ -124,7 +130,7 @@ function mutantMessageStream(r: () => number): string[] {
         if (e.type === 'content_block_start') e.content_block = { ...(e.content_block as Obj), input: { path: '/etc/passwd' } } // input given at the start
         break
       default:
-        events.splice(events.indexOf(e), 1) // an event lost
+        reshuffle(events, e, 2, r, 1) // an event lost
     }
   }
   return events.map((e) => JSON.stringify(e))
@@ -146,11 +152,8 @@ function mutantResponseStream(r: () => number): string[] {
     const item = e.item as Obj | undefined
     switch (Math.floor(r() * 7)) {
       case 0:
-        events.splice(events.indexOf(e) + 1, 0, structuredClone(e)) // an event sent twice
-        break
       case 1:
-        events.splice(events.indexOf(e), 1)
-        events.splice(2 + Math.floor(r() * (events.length - 3)), 0, e) // an event moved
+        reshuffle(events, e, Math.floor(r() * 2) as 0 | 1, r, 2) // an event sent twice, or moved
         break
       case 2:
         e.output_index = Math.floor(r() * 5) // re-indexed
@@ -170,18 +173,24 @@ function mutantResponseStream(r: () => number): string[] {
         break
       }
       default:
-        events.splice(events.indexOf(e), 1) // an event lost
+        reshuffle(events, e, 2, r, 1) // an event lost
     }
   }
   return events.map((e) => JSON.stringify(e))
 }
 
-/** What the gate decides for `events` in process: its report, or undefined when the stream fails. */
-function decided(dialect: 'openai' | 'openai-responses' | 'anthropic', events: string[]): TurnReport | undefined {
+/**
+ * What the gate allows for `events` in process, in the order it decided them (each call when it
+ * completed, which is the order the stream forwards them in: a hostile stream may complete its
+ * calls in another order than they are numbered); `undefined` when the stream fails.
+ */
+function decided(dialect: 'openai' | 'openai-responses' | 'anthropic', events: string[]): { name: string; arguments: unknown }[] | undefined {
   try {
     const s = twin.stream({ dialect, roles: ['viewer'] })
-    for (const e of events) s.push(`data: ${e}`)
-    return s.end()
+    const allowed: { name: string; arguments: unknown }[] = []
+    for (const e of events) for (const c of s.push(`data: ${e}`)) if (c.allowed) allowed.push({ name: c.tool, arguments: c.arguments })
+    s.end()
+    return allowed
   } catch {
     return undefined
   }
@@ -224,14 +233,14 @@ describe('a streamed answer through the HTTP proxy gives the SDK exactly the all
       }
       const where = `mutant ${m}: ${current.join('\n')}`
       expect(want, `the SDK finished a stream the gate could not: ${where}\ngot ${JSON.stringify(got)}`).toBeDefined()
-      const allowed = want!.calls.filter((c) => c.allowed).map((c) => ({ name: c.tool, arguments: c.arguments }))
+      const allowed = want!
       expect(got, where).toEqual(allowed)
       finished++
       if (allowed.length > 0) withCalls++
     }
     // the mutants reach the client, with allowed calls in them, or this tests nothing
     expect(finished).toBeGreaterThan(MUTANTS / 5)
-    expect(withCalls).toBeGreaterThan(MUTANTS / 10)
+    expect(withCalls).toBeGreaterThan(MUTANTS / 20)
   }
 
   it(`${MUTANTS} mutant Chat Completions streams: what the openai client accumulates is what the gate allowed`, async () => {
