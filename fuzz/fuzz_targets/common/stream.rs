@@ -15,7 +15,8 @@
 //! 4. What is forwarded is what was decided: when the stream ended in a report, the forwarded
 //!    events, pushed into a fresh stream of the same gate as a client's reader takes them, end in
 //!    a report too, whose calls are exactly the allowed calls of the first — same tools, same
-//!    arguments (the repaired ones as repaired), in order — each `passed` as it stands. A refused
+//!    arguments (the repaired ones as repaired), in the order the pushes decided them (the order
+//!    they completed in) — each `passed` as it stands. A refused
 //!    call that reached the forwarded events, or arguments other than those decided, is a
 //!    finding. (Compared by tool and arguments, not id: dialects without ids number calls by
 //!    position, which the refused calls' absence shifts. When nothing was forwarded at all — a
@@ -66,8 +67,12 @@ pub fn run(d: Dialect, data: &[u8]) {
     let again: Vec<String> = forwarded.iter().map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned)).collect();
     let (_, _, replayed) = play(d, again.iter().map(String::as_str));
     if let Some(report) = report {
+        // in the order the pushes decided them: the order they completed in, which is the order
+        // they are forwarded in (a stream may complete its calls out of their numbered order)
         let decided: Vec<(&str, Option<&serde_json::Value>)> =
-            report.calls.iter().filter(|c| c.verdict.allowed()).map(|c| (c.tool.as_str(), c.verdict.arguments.as_ref())).collect();
+            pushed.iter().filter(|c| c.verdict.allowed()).map(|c| (c.tool.as_str(), c.verdict.arguments.as_ref())).collect();
+        let allowed_in_report = report.calls.iter().filter(|c| c.verdict.allowed()).count();
+        assert_eq!(decided.len(), allowed_in_report, "an allowed call of the report was never returned by a push");
         if again.is_empty() {
             // every event was held back (a stream of one refused call): nothing allowed may be lost
             assert!(decided.is_empty(), "allowed calls were never forwarded: {decided:?}");
