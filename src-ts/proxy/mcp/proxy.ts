@@ -18,7 +18,7 @@ import { MAX_MESSAGE_DEPTH, messageHead, sniffOversized, TOO_DEEP, valueDeeper, 
 import { McpConfirmations } from './confirm'
 import { ToolPins } from './pins'
 import type { McpConfigReloads } from './reload'
-import { changedMessage, McpToolSet, toolsOf, type Learned } from './tools'
+import { changedMessage, McpToolSet, withPage, type Learned } from './tools'
 import { CALL, PendingRequests } from './pending-requests'
 import { argumentsAt, clip, CONNECTION_CLOSED, idText, INVALID_REQUEST, isId, oneId, oneLine, OPEN_WHY, OVERLOADED, PARSE_ERROR, rpcError, type Msg } from './rpc'
 
@@ -635,7 +635,7 @@ export class McpProxy {
     const id = msg.id
     if (typeof id === 'string' && id.startsWith(this.#ownPrefix)) {
       if (this.#own.has(id)) this.#ownAnswer(id, msg)
-      else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#tools.learn(msg.result.tools, true) // late, after the timeout
+      else if (isObject(msg.result) && Array.isArray(msg.result.tools)) this.#learnLate(msg.result.tools) // late, after the timeout
       return // never shown to the client
     }
     const pending = isId(id) ? this.#pending.get(id) : undefined
@@ -670,7 +670,14 @@ export class McpProxy {
       return
     }
     if (pending.method === 'tools/list' && isObject(msg.result) && Array.isArray(msg.result.tools)) {
-      this.#tools.learn(msg.result.tools, !pending.cursor)
+      try {
+        this.#tools.learn(msg.result.tools, !pending.cursor)
+      } catch (err) {
+        // a tool listed twice with two definitions: neither goes to the client, nothing is learned
+        this.#log(`tools/list answer refused: ${(err as Error).message}; answering with an error`)
+        this.#sinks.toClient(rpcError(id as RpcId, -32603, `toolgate: ${(err as Error).message}`))
+        return
+      }
       if (this.#opts.filterList) {
         try {
           // for the caller who asked (kept with the request), not whoever sent a message since
@@ -732,6 +739,15 @@ export class McpProxy {
     timer.unref?.()
   }
 
+  /** A `tools/list` answer to the proxy's own listing that came after it gave up waiting. */
+  #learnLate(tools: unknown[]): void {
+    try {
+      this.#tools.learn(tools, true)
+    } catch (err) {
+      this.#log(`the server's late tools/list was refused (${(err as Error).message}); the tools stay as they were`)
+    }
+  }
+
   #ownAnswer(id: string, msg: Msg): void {
     this.#own.delete(id)
     const r = msg.result
@@ -740,8 +756,15 @@ export class McpProxy {
       this.#ownFailed(id)
       return
     }
-    const page = this.#fetching ?? new Map<string, Learned>()
-    for (const t of toolsOf(r.tools)) page.set(t.config.name, t)
+    let page: Map<string, Learned>
+    try {
+      page = withPage(this.#fetching ?? new Map<string, Learned>(), r.tools)
+    } catch (err) {
+      this.#log(`the server's tools/list was refused (${(err as Error).message}); gating with the configured tools only`)
+      this.#fetching = undefined
+      this.#ownFailed(id)
+      return
+    }
     if (typeof r.nextCursor === 'string' && r.nextCursor !== '') {
       this.#fetching = page
       this.#startListing(r.nextCursor)

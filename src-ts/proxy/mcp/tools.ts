@@ -4,6 +4,7 @@
 // tools/list answer and asks it, per call, for the gate and whether the tool is still approved.
 import { isObj as isObject } from '../../json-object'
 import { ToolGate } from '../../gate'
+import { ToolGateError } from '../../errors'
 import { GateState } from '../../state'
 import type { ToolConfig, ToolGateConfig } from '../../types'
 import { fingerprint, type PinnedField, type ToolFingerprint, type ToolPins } from './pins'
@@ -83,11 +84,13 @@ export class McpToolSet {
     return isObject(t) && typeof t.name === 'string' && this.changed(t.name) !== undefined
   }
 
-  /** Learns one `tools/list` page: the first page replaces what was known, later pages add to it. */
+  /**
+   * Learns one `tools/list` page: the first page replaces what was known, later pages add to it.
+   * A page naming a tool twice with two definitions is `E_PAYLOAD` and learns nothing (see
+   * {@link withPage}).
+   */
   learn(tools: unknown[], firstPage: boolean): void {
-    const next = firstPage ? new Map<string, Learned>() : new Map(this.#learned)
-    for (const t of toolsOf(tools)) next.set(t.config.name, t)
-    this.adopt(next)
+    this.adopt(withPage(firstPage ? new Map() : this.#learned, tools))
   }
 
   /** The server's tools as now listed (every page): pinned (changes logged), and the gate rebuilt if a tool or schema changed. */
@@ -189,7 +192,7 @@ export class McpToolSet {
 }
 
 /** The tool definitions of a `tools/list` result: name and input schema for the gate, and the fingerprint to pin. */
-export function toolsOf(list: unknown[]): Learned[] {
+function toolsOf(list: unknown[]): Learned[] {
   const out: Learned[] = []
   for (const t of list) {
     const print = fingerprint(t)
@@ -199,6 +202,26 @@ export function toolsOf(list: unknown[]): Learned[] {
     out.push({ config, print })
   }
   return out
+}
+
+/**
+ * `known` (the earlier pages of one listing) with one more `tools/list` page added. A name listed
+ * twice — in this page or an earlier one — with two different definitions (or one that cannot
+ * be fingerprinted) is `E_PAYLOAD`, naming it: the client could show the model one definition
+ * while the pins and the gate hold the other (a poisoned description beside the approved one).
+ * The same definition listed twice is one tool.
+ */
+export function withPage(known: ReadonlyMap<string, Learned>, list: unknown[]): Map<string, Learned> {
+  const next = new Map(known)
+  for (const t of toolsOf(list)) {
+    const had = next.get(t.config.name)
+    if (had !== undefined && (had.print.sha256 !== t.print.sha256 || t.print.sha256 === '')) {
+      const name = t.config.name.length > 80 ? `${t.config.name.slice(0, 80)}…` : t.config.name
+      throw new ToolGateError('E_PAYLOAD', `the server lists \`${name}\` twice with different definitions`)
+    }
+    next.set(t.config.name, t)
+  }
+  return next
 }
 
 /** The tool names and schema hashes a gate is built from, as one string. */
